@@ -1,0 +1,19 @@
+"""hf_lineage: NNLM, word2vec, ELMo, GPT and BERT as first-class Hugging Face models.
+
+``import hf_lineage`` registers every family with transformers' Auto* classes::
+
+    import hf_lineage
+    from transformers import AutoConfig, AutoModelForMaskedLM
+    config = AutoConfig.for_model("lineage-bert", **hf_lineage.LineageBertConfig.named_sizes["tiny"])
+    model = AutoModelForMaskedLM.from_config(config)
+"""
+
+__version__ = "0.1.0.dev0"
+
+from .models import *  # noqa: F401,F403  (the public model and config classes)
+from .models import __all__ as _models_all
+from .registry import FAMILIES, register_all
+
+register_all()
+
+__all__ = ["FAMILIES", "register_all", *_models_all]

@@ -1,0 +1,37 @@
+"""Import and export between lineage models and other implementations.
+
+``from_transformers(model)`` turns a transformers model into the matching lineage model with the same weights;
+``to_transformers(model)`` goes back. Each family adds its pairs to ``_CONVERTERS``::
+
+    >>> from transformers import BertForPreTraining
+    >>> from hf_lineage.convert import from_transformers, to_transformers
+    >>> lineage = from_transformers(BertForPreTraining.from_pretrained("google-bert/bert-base-uncased"))
+    >>> to_transformers(lineage).save_pretrained("exported")   # loads with plain transformers
+"""
+
+from . import bert
+
+# module per family; each has CLASS_PAIRS {transformers class name: lineage class name}, from_/to_transformers
+_CONVERTERS = [bert]
+
+
+def _converter_for(class_name: str, lineage_side: bool):
+    for converter in _CONVERTERS:
+        names = converter.CLASS_PAIRS.values() if lineage_side else converter.CLASS_PAIRS.keys()
+        if class_name in names:
+            return converter
+    known = sorted(n for c in _CONVERTERS for n in (c.CLASS_PAIRS.values() if lineage_side else c.CLASS_PAIRS))
+    raise ValueError(f"No converter for {class_name}; supported: {', '.join(known)}")
+
+
+def from_transformers(model):
+    """A lineage model with the weights of the given transformers model (eval mode)."""
+    return _converter_for(type(model).__name__, lineage_side=False).from_transformers(model)
+
+
+def to_transformers(model):
+    """The transformers model with the weights of the given lineage model (eval mode)."""
+    return _converter_for(type(model).__name__, lineage_side=True).to_transformers(model)
+
+
+__all__ = ["from_transformers", "to_transformers"]

@@ -1,0 +1,107 @@
+"""transformers' BERT <-> lineage BERT.
+
+The two models hold the same numbers under different names; the one structural difference is that lineage BERT
+fuses self-attention's query/key/value into one ``qkv`` matrix (and cross-attention's key/value into
+``key_value``), so those are concatenated one way and split the other.
+"""
+
+import re
+
+import torch
+import transformers
+
+from ..models import configuration_lineage_bert, modeling_lineage_bert
+
+# transformers class name -> lineage class name
+CLASS_PAIRS = {
+    "BertModel": "LineageBertModel",
+    "BertForPreTraining": "LineageBertForPreTraining",
+    "BertForMaskedLM": "LineageBertForMaskedLM",
+    "BertLMHeadModel": "LineageBertForCausalLM",
+    "BertForNextSentencePrediction": "LineageBertForNextSentencePrediction",
+    "BertForSequenceClassification": "LineageBertForSequenceClassification",
+    "BertForTokenClassification": "LineageBertForTokenClassification",
+    "BertForMultipleChoice": "LineageBertForMultipleChoice",
+    "BertForQuestionAnswering": "LineageBertForQuestionAnswering",
+}
+
+# Plain renames, transformers name -> lineage name (regex on the full parameter name).
+_RENAMES = [
+    (r"\.attention\.output\.dense\.", ".attention.dense."),
+    (r"\.attention\.output\.LayerNorm\.", ".attention.LayerNorm."),
+    (r"\.crossattention\.output\.dense\.", ".crossattention.dense."),
+    (r"\.crossattention\.output\.LayerNorm\.", ".crossattention.LayerNorm."),
+    (r"\.crossattention\.self\.query\.", ".crossattention.query."),
+    (r"cls\.predictions\.transform\.dense\.", "cls.predictions.transform_dense."),
+    (r"cls\.predictions\.transform\.LayerNorm\.", "cls.predictions.transform_LayerNorm."),
+]
+# Fused projections: lineage name pattern -> the transformers pieces concatenated along the output dimension.
+_FUSED = [
+    (".attention.qkv.", [".attention.self.query.", ".attention.self.key.", ".attention.self.value."]),
+    (".crossattention.key_value.", [".crossattention.self.key.", ".crossattention.self.value."]),
+]
+# Present in transformers' state dicts but not ours: tied copies and constant buffers.
+_DROPPED = re.compile(r"(cls\.predictions\.decoder\.bias|embeddings\.position_ids|embeddings\.token_type_ids)$")
+
+
+def _config_to(target_class, source_config):
+    fields = {f for f in target_class.__dataclass_fields__}
+    values = {k: v for k, v in source_config.to_dict().items() if k in fields and k not in ("model_type", "architectures", "transformers_version", "auto_map")}
+    return target_class(**values)
+
+
+def _hf_to_lineage(state_dict):
+    out = {}
+    for name, tensor in state_dict.items():
+        if _DROPPED.search(name) or any(piece in name for _, pieces in _FUSED for piece in pieces):
+            continue
+        for pattern, replacement in _RENAMES:
+            name = re.sub(pattern, replacement, name)
+        out[name] = tensor
+    for fused, pieces in _FUSED:
+        for name in state_dict:
+            if pieces[0] in name:
+                parts = [state_dict[name.replace(pieces[0], piece)] for piece in pieces]
+                out[name.replace(pieces[0], fused)] = torch.cat(parts, dim=0)
+    return out
+
+
+def _lineage_to_hf(state_dict):
+    out = {}
+    for name, tensor in state_dict.items():
+        fused = next(((f, pieces) for f, pieces in _FUSED if f in name), None)
+        if fused is not None:
+            for piece, part in zip(fused[1], tensor.chunk(len(fused[1]), dim=0)):
+                out[name.replace(fused[0], piece)] = part
+            continue
+        for pattern, replacement in _RENAMES:
+            # invert the rename: the replacement is a literal name, the pattern an escaped one
+            name = name.replace(replacement, pattern.replace("\\", ""))
+        out[name] = tensor
+    if "cls.predictions.bias" in out:
+        out["cls.predictions.decoder.bias"] = out["cls.predictions.bias"]
+    return out
+
+
+def _load(model, state_dict):
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    # The decoder weight is tied to the word embeddings; everything else must be accounted for.
+    missing = [k for k in missing if not re.search(r"(decoder\.weight|decoder\.bias|position_ids|token_type_ids)$", k)]
+    if missing or unexpected:
+        raise ValueError(f"weights do not line up: missing {missing}, unexpected {unexpected}")
+    model.tie_weights()
+    return model.eval()
+
+
+def from_transformers(model):
+    lineage_class = getattr(modeling_lineage_bert, CLASS_PAIRS[type(model).__name__])
+    config = _config_to(configuration_lineage_bert.LineageBertConfig, model.config)
+    lineage = lineage_class(config)
+    return _load(lineage, _hf_to_lineage(model.state_dict()))
+
+
+def to_transformers(model):
+    hf_name = {v: k for k, v in CLASS_PAIRS.items()}[type(model).__name__]
+    config = _config_to(transformers.BertConfig, model.config)
+    hf_model = getattr(transformers, hf_name)(config)
+    return _load(hf_model, _lineage_to_hf(model.state_dict()))

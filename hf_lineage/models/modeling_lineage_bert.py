@@ -1,0 +1,727 @@
+"""Lineage BERT (Devlin et al., 2018): a post-LayerNorm Transformer encoder pre-trained with masked LM + NSP.
+
+Read top to bottom: embeddings, attention, layer, encoder, pooler, the pre-training heads, then the task heads.
+Parameter names follow transformers' BERT except that the query/key/value projections of self-attention are one
+fused ``qkv`` matrix (one matmul instead of three); ``hf_lineage.convert`` maps between the two layouts.
+
+Where this differs from transformers' ``BertForPreTraining`` in what it computes (never in the result): when labels
+are given, the MLM output projection — a hidden × vocab matmul, the largest in a small BERT — is applied only to
+the ~15 % of positions that carry a label, so ``prediction_logits`` then has shape (num_masked, vocab), rows in
+the order of ``labels != -100``. Pass ``labels=None`` for logits at every position (as pipelines do).
+"""
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
+from transformers.generation import GenerationMixin
+from transformers.modeling_outputs import (
+    BaseModelOutputWithPoolingAndCrossAttentions,
+    CausalLMOutputWithCrossAttentions,
+    MaskedLMOutput,
+    MultipleChoiceModelOutput,
+    NextSentencePredictorOutput,
+    QuestionAnsweringModelOutput,
+    SequenceClassifierOutput,
+    TokenClassifierOutput,
+)
+from transformers.utils import ModelOutput
+
+from .configuration_lineage_bert import LineageBertConfig
+from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, check_same_shape, cross_entropy
+
+# Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
+AUTO_CLASSES = {
+    "AutoModel": "LineageBertModel",
+    "AutoModelForPreTraining": "LineageBertForPreTraining",
+    "AutoModelForMaskedLM": "LineageBertForMaskedLM",
+    "AutoModelForCausalLM": "LineageBertForCausalLM",
+    "AutoModelForNextSentencePrediction": "LineageBertForNextSentencePrediction",
+    "AutoModelForSequenceClassification": "LineageBertForSequenceClassification",
+    "AutoModelForTokenClassification": "LineageBertForTokenClassification",
+    "AutoModelForMultipleChoice": "LineageBertForMultipleChoice",
+    "AutoModelForQuestionAnswering": "LineageBertForQuestionAnswering",
+}
+
+
+class LineageBertEmbeddings(nn.Module):
+    """Token + segment + position embeddings, summed, then LayerNorm and dropout (paper, section 3)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None, past_length=0):
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)
+        B, T = inputs_embeds.shape[:2]
+        if position_ids is None:
+            position_ids = torch.arange(past_length, past_length + T, device=inputs_embeds.device)  # (T,)
+        if token_type_ids is None:
+            segment = self.token_type_embeddings.weight[0]  # every token in segment A: skip the lookup
+        else:
+            segment = self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + segment + self.position_embeddings(position_ids)  # (B, T, C)
+        return self.dropout(self.LayerNorm(embeddings))
+
+
+def attention(q, k, v, mask, is_causal, dropout_p, need_weights):
+    """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
+
+    SDPA (fused, no T×T matrix kept for backward on most backends) unless the caller asked for the weights.
+    """
+    if not need_weights:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
+    scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
+    if is_causal:
+        T, S = scores.shape[-2:]
+        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril(S - T)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return F.dropout(weights, p=dropout_p) @ v, weights
+
+
+class LineageBertAttention(nn.Module):
+    """Multi-head attention with its output projection, residual connection and LayerNorm (post-LN).
+
+    Self-attention projects q, k, v with one fused matrix; cross-attention (decoder only) projects the query from
+    the decoder and the key/value pair from the encoder's states.
+    """
+
+    def __init__(self, config, layer_idx, is_cross_attention=False):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.head_size = config.hidden_size // config.num_attention_heads
+        self.layer_idx = layer_idx
+        self.is_cross_attention = is_cross_attention
+        self.is_causal = config.is_decoder and not is_cross_attention
+        C = config.hidden_size
+        if is_cross_attention:
+            self.query = nn.Linear(C, C)
+            self.key_value = nn.Linear(C, 2 * C)
+        else:
+            self.qkv = nn.Linear(C, 3 * C)
+        self.attn_dropout = config.attention_probs_dropout_prob
+        self.dense = nn.Linear(C, C)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.LayerNorm = nn.LayerNorm(C, eps=config.layer_norm_eps)
+
+    def _heads(self, x):  # (B, T, C) -> (B, nh, T, hs)
+        return x.view(*x.shape[:2], self.num_heads, self.head_size).transpose(1, 2)
+
+    def forward(self, hidden_states, mask=None, encoder_hidden_states=None, cache=None, output_attentions=False):
+        B, T, C = hidden_states.shape
+        if self.is_cross_attention:
+            q = self._heads(self.query(hidden_states))
+            if cache is not None and cache.is_updated.get(self.layer_idx):
+                # The encoder's keys/values do not change while decoding: computed once, then reused.
+                layer = cache.cross_attention_cache.layers[self.layer_idx]
+                k, v = layer.keys, layer.values
+            else:
+                k, v = map(self._heads, self.key_value(encoder_hidden_states).split(C, dim=-1))
+                if cache is not None:
+                    k, v = cache.cross_attention_cache.update(k, v, self.layer_idx)
+                    cache.is_updated[self.layer_idx] = True
+            is_causal = False
+        else:
+            q, k, v = map(self._heads, self.qkv(hidden_states).split(C, dim=-1))  # each (B, nh, T, hs)
+            if cache is not None:
+                self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+                k, v = self_cache.update(k, v, self.layer_idx)  # (B, nh, past + T, hs)
+            # The model passes an explicit mask whenever padding or a cache makes plain causality wrong.
+            is_causal = self.is_causal and mask is None and T > 1
+        y, weights = attention(
+            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions
+        )
+        y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
+        return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), weights
+
+
+class LineageBertIntermediate(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.act = ACT2FN[config.hidden_act]
+
+    def forward(self, hidden_states):
+        return self.act(self.dense(hidden_states))
+
+
+class LineageBertOutput(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, hidden_states, residual):
+        return self.LayerNorm(residual + self.dropout(self.dense(hidden_states)))
+
+
+class LineageBertLayer(nn.Module):
+    """Self-attention, (decoder only) cross-attention, then the position-wise feed-forward network."""
+
+    def __init__(self, config, layer_idx):
+        super().__init__()
+        self.attention = LineageBertAttention(config, layer_idx)
+        if config.add_cross_attention:
+            self.crossattention = LineageBertAttention(config, layer_idx, is_cross_attention=True)
+        self.intermediate = LineageBertIntermediate(config)
+        self.output = LineageBertOutput(config)
+
+    def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
+                output_attentions=False):
+        hidden_states, self_weights = self.attention(hidden_states, mask, cache=cache,
+                                                     output_attentions=output_attentions)
+        cross_weights = None
+        if encoder_hidden_states is not None:
+            if not hasattr(self, "crossattention"):
+                raise ValueError("encoder_hidden_states given but the config has add_cross_attention=False")
+            hidden_states, cross_weights = self.crossattention(
+                hidden_states, encoder_mask, encoder_hidden_states, cache, output_attentions
+            )
+        return self.output(self.intermediate(hidden_states), hidden_states), self_weights, cross_weights
+
+
+class LineageBertEncoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layer = nn.ModuleList([LineageBertLayer(config, i) for i in range(config.num_hidden_layers)])
+        self.gradient_checkpointing = False
+
+    def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
+                output_attentions=False, output_hidden_states=False):
+        all_hidden, all_self, all_cross = [], [], []
+        for layer in self.layer:
+            if output_hidden_states:
+                all_hidden.append(hidden_states)
+            if self.gradient_checkpointing and self.training:
+                # Recompute activations in the backward pass instead of storing them (no cache while training).
+                hidden_states, w_self, w_cross = torch.utils.checkpoint.checkpoint(
+                    layer, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions,
+                    use_reentrant=False,
+                )
+            else:
+                hidden_states, w_self, w_cross = layer(
+                    hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions
+                )
+            all_self.append(w_self)
+            all_cross.append(w_cross)
+        if output_hidden_states:
+            all_hidden.append(hidden_states)
+        return (
+            hidden_states,
+            tuple(all_hidden) if output_hidden_states else None,
+            tuple(all_self) if output_attentions else None,
+            tuple(all_cross) if output_attentions and encoder_hidden_states is not None else None,
+        )
+
+
+class LineageBertPooler(nn.Module):
+    """tanh(W · h[CLS]): the sentence representation the NSP and classification heads read."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        return torch.tanh(self.dense(hidden_states[:, 0]))
+
+
+class LineageBertLMPredictionHead(nn.Module):
+    """dense → activation → LayerNorm → decoder tied to the word embeddings, plus an output-only bias."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.transform_dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.act = ACT2FN[config.hidden_act]
+        self.transform_LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, hidden_states):  # (..., C) -> (..., V)
+        hidden_states = self.transform_LayerNorm(self.act(self.transform_dense(hidden_states)))
+        return F.linear(hidden_states, self.decoder.weight, self.bias)
+
+
+class LineageBertPreTrainedModel(LineagePreTrainedModel):
+    config_class = LineageBertConfig
+    config: LineageBertConfig
+    base_model_prefix = "bert"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+    _no_split_modules = ["LineageBertEmbeddings", "LineageBertLayer"]
+
+    @torch.no_grad()
+    def _init_weights(self, module):
+        """BERT's init: N(0, 0.02) weights, zero biases, unit LayerNorms, and the zero MLM output bias."""
+        super()._init_weights(module)
+        if isinstance(module, LineageBertLMPredictionHead):
+            init.zeros_(module.bias)
+
+    def _set_gradient_checkpointing(self, enable=True, gradient_checkpointing_func=None):
+        for module in self.modules():
+            if isinstance(module, LineageBertEncoder):
+                module.gradient_checkpointing = enable
+
+
+def _config_flag(value, default):
+    return default if value is None else value
+
+
+class LineageBertModel(LineageBertPreTrainedModel):
+    """The bare encoder (or, with ``is_decoder``, decoder): embeddings → N layers → pooler.
+
+    Returns ``last_hidden_state`` (B, T, C) and ``pooler_output`` (B, C); ``hidden_states`` holds the
+    embedding output and every layer's output when asked for.
+    """
+
+    def __init__(self, config, add_pooling_layer=True):
+        super().__init__(config)
+        self.embeddings = LineageBertEmbeddings(config)
+        self.encoder = LineageBertEncoder(config)
+        self.pooler = LineageBertPooler(config) if add_pooling_layer else None
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.embeddings.word_embeddings
+
+    def set_input_embeddings(self, value):
+        self.embeddings.word_embeddings = value
+
+    def _check_inputs(self, input_ids, inputs_embeds, attention_mask, token_type_ids, past_length):
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("Pass exactly one of input_ids or inputs_embeds")
+        shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
+        if len(shape) != 2:
+            raise ValueError(f"input_ids must have shape (batch, sequence), got {tuple(shape)}")
+        config = self.config
+        if past_length + shape[1] > config.max_position_embeddings:
+            raise ValueError(
+                f"Sequence length {past_length + shape[1]} exceeds max_position_embeddings="
+                f"{config.max_position_embeddings}; truncate the input (tokenizer(..., truncation=True))"
+            )
+        if input_ids is not None:
+            check_ids_in_range(input_ids, config.vocab_size, "input_ids", "vocab_size")
+        if token_type_ids is not None:
+            check_same_shape(token_type_ids, shape, "token_type_ids", "input_ids")
+            check_ids_in_range(token_type_ids, config.type_vocab_size, "token_type_ids", "type_vocab_size")
+        if attention_mask is not None and not (config.is_decoder and attention_mask.dim() == 2
+                                               and attention_mask.shape == (shape[0], past_length + shape[1])):
+            check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
+        return shape
+
+    def _self_attention_mask(self, attention_mask, B, T, past_length, device):
+        """Boolean (B, 1, T, S) mask, True where a query may attend; None when SDPA needs none."""
+        S = past_length + T
+        padded = attention_mask is not None and not bool(attention_mask.all())
+        if not self.config.is_decoder:
+            return attention_mask.bool()[:, None, None, :] if padded else None  # (B, 1, 1, T)
+        if not padded and (past_length == 0 or T == 1):
+            return None  # plain causal attention (is_causal) or one new token that may see everything
+        # Query i sits at absolute position past_length + i and may see keys 0 .. past_length + i.
+        mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past_length)[None, None]  # (1, 1, T, S)
+        if padded:
+            mask = mask & attention_mask.bool()[:, None, None, -S:]
+            # A query with nothing to attend to (left padding) would produce NaN: let it see everything instead;
+            # its output is padding and never used.
+            mask = mask | ~mask.any(dim=-1, keepdim=True)
+        return mask
+
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        token_type_ids=None,
+        position_ids=None,
+        inputs_embeds=None,
+        encoder_hidden_states=None,
+        encoder_attention_mask=None,
+        past_key_values=None,
+        use_cache=None,
+        output_attentions=None,
+        output_hidden_states=None,
+        return_dict=None,
+        **kwargs,
+    ):
+        config = self.config
+        output_attentions = _config_flag(output_attentions, config.output_attentions)
+        output_hidden_states = _config_flag(output_hidden_states, config.output_hidden_states)
+        return_dict = _config_flag(return_dict, config.return_dict)
+        use_cache = config.is_decoder and _config_flag(use_cache, config.use_cache) and not self.training
+        if use_cache and past_key_values is None:
+            past_key_values = (
+                EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
+                if encoder_hidden_states is not None
+                else DynamicCache(config=config)
+            )
+        cache = past_key_values if (use_cache or past_key_values is not None) and config.is_decoder else None
+        past_length = cache.get_seq_length() if cache is not None else 0
+
+        B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, past_length)
+        device = input_ids.device if input_ids is not None else inputs_embeds.device
+        mask = self._self_attention_mask(attention_mask, B, T, past_length, device)
+        encoder_mask = None
+        if encoder_hidden_states is not None and encoder_attention_mask is not None:
+            if not bool(encoder_attention_mask.all()):
+                encoder_mask = encoder_attention_mask.bool()[:, None, None, :]  # (B, 1, 1, S_enc)
+
+        hidden_states = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)
+        sequence_output, all_hidden, all_self, all_cross = self.encoder(
+            hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions, output_hidden_states
+        )
+        pooled_output = self.pooler(sequence_output) if self.pooler is not None else None
+        output = BaseModelOutputWithPoolingAndCrossAttentions(
+            last_hidden_state=sequence_output,
+            pooler_output=pooled_output,
+            past_key_values=cache if use_cache else None,
+            hidden_states=all_hidden,
+            attentions=all_self,
+            cross_attentions=all_cross,
+        )
+        return output if return_dict else output.to_tuple()
+
+
+def _tuple_or_dict(output: ModelOutput, return_dict, config):
+    return output if _config_flag(return_dict, config.return_dict) else output.to_tuple()
+
+
+@dataclass
+class LineageBertForPreTrainingOutput(ModelOutput):
+    """Output of ``LineageBertForPreTraining``.
+
+    ``loss`` is MLM loss + NSP loss. ``prediction_logits`` is (B, T, V) without labels, and (num_masked, V) — only
+    the labelled positions, in the order of ``labels != -100`` — with labels.
+    """
+
+    loss: torch.Tensor | None = None
+    mlm_loss: torch.Tensor | None = None
+    nsp_loss: torch.Tensor | None = None
+    prediction_logits: torch.Tensor | None = None
+    seq_relationship_logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+def _masked_lm(head, sequence_output, labels, num_items_in_batch=None):
+    """Logits and loss of the MLM head, computing the vocabulary projection only where there are labels."""
+    if labels is None:
+        return head(sequence_output), None
+    check_same_shape(labels, sequence_output.shape[:2], "labels", "input_ids")
+    masked = labels != -100  # (B, T)
+    logits = head(sequence_output[masked])  # (num_masked, V)
+    return logits, cross_entropy(logits, labels[masked], num_items_in_batch)
+
+
+class LineageBertForPreTraining(LineageBertPreTrainedModel):
+    """BERT with both pre-training heads: masked LM (tied to the input embeddings) and next sentence prediction.
+
+    Example::
+
+        >>> model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny"))
+        >>> out = model(input_ids, token_type_ids=segments, labels=mlm_labels, next_sentence_label=is_random)
+        >>> out.loss.backward()
+    """
+
+    _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.bert = LineageBertModel(config)
+        self.cls = nn.Module()
+        self.cls.predictions = LineageBertLMPredictionHead(config)
+        self.cls.seq_relationship = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def get_output_embeddings(self):
+        return self.cls.predictions.decoder
+
+    def set_output_embeddings(self, new_embeddings):
+        self.cls.predictions.decoder = new_embeddings
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, next_sentence_label=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        prediction_logits, mlm_loss = _masked_lm(
+            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch")
+        )
+        seq_relationship_logits = self.cls.seq_relationship(outputs.pooler_output)  # (B, 2)
+        nsp_loss = None if next_sentence_label is None else cross_entropy(
+            seq_relationship_logits, next_sentence_label.view(-1)
+        )
+        losses = [x for x in (mlm_loss, nsp_loss) if x is not None]
+        output = LineageBertForPreTrainingOutput(
+            loss=sum(losses) if losses else None,
+            mlm_loss=mlm_loss,
+            nsp_loss=nsp_loss,
+            prediction_logits=prediction_logits,
+            seq_relationship_logits=seq_relationship_logits,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForMaskedLM(LineageBertPreTrainedModel):
+    """BERT with the masked-LM head only (what ``pipeline("fill-mask")`` uses)."""
+
+    _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.bert = LineageBertModel(config, add_pooling_layer=False)
+        self.cls = nn.Module()
+        self.cls.predictions = LineageBertLMPredictionHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self):
+        return self.cls.predictions.decoder
+
+    def set_output_embeddings(self, new_embeddings):
+        self.cls.predictions.decoder = new_embeddings
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits, loss = _masked_lm(
+            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch")
+        )
+        output = MaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
+    """BERT as a left-to-right LM: the decoder of ``transformers.EncoderDecoderModel`` (BERT2BERT).
+
+    Needs ``is_decoder=True`` (and ``add_cross_attention=True`` inside an encoder–decoder, which
+    ``EncoderDecoderModel.from_encoder_decoder_configs`` sets for you).
+    """
+
+    _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        if not config.is_decoder:
+            raise ValueError("LineageBertForCausalLM needs a config with is_decoder=True")
+        self.bert = LineageBertModel(config, add_pooling_layer=False)
+        self.cls = nn.Module()
+        self.cls.predictions = LineageBertLMPredictionHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self):
+        return self.cls.predictions.decoder
+
+    def set_output_embeddings(self, new_embeddings):
+        self.cls.predictions.decoder = new_embeddings
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
+                past_key_values=None, use_cache=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, logits_to_keep=0, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
+            encoder_attention_mask, past_key_values, use_cache=False if labels is not None else use_cache,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        hidden_states = outputs.last_hidden_state
+        if logits_to_keep:
+            # Generation needs only the last position's distribution: skip the vocabulary matmul elsewhere.
+            hidden_states = hidden_states[:, -logits_to_keep:]
+        logits = self.cls.predictions(hidden_states)
+        loss = None
+        if labels is not None:  # labels are the inputs: predict token t+1 from tokens ..t
+            loss = cross_entropy(logits[:, :-1], labels[:, 1:], kwargs.get("num_items_in_batch"))
+        output = CausalLMOutputWithCrossAttentions(
+            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+            hidden_states=outputs.hidden_states, attentions=outputs.attentions,
+            cross_attentions=outputs.cross_attentions,
+        )
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
+    """The NSP head alone: label 0 means segment B follows segment A, 1 means B is random."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.bert = LineageBertModel(config)
+        self.cls = nn.Module()
+        self.cls.seq_relationship = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits = self.cls.seq_relationship(outputs.pooler_output)
+        loss = None if labels is None else cross_entropy(logits, labels.view(-1))
+        output = NextSentencePredictorOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                             attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+def _classifier_dropout(config):
+    return nn.Dropout(config.classifier_dropout if config.classifier_dropout is not None
+                      else config.hidden_dropout_prob)
+
+
+def sequence_classification_loss(config, logits, labels):
+    """Regression (1 label), single-label or multi-label classification, chosen as transformers does."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return F.mse_loss(logits.squeeze(-1).float(), labels.squeeze(-1).float())
+    if config.problem_type == "single_label_classification":
+        if labels.numel() and (int(labels.max()) >= config.num_labels or int(labels.min()) < -100):
+            raise ValueError(f"labels contain {int(labels.max())}, but the model has num_labels={config.num_labels}")
+        return cross_entropy(logits, labels.view(-1))
+    return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
+
+
+class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
+    """Classifier on the pooled [CLS] representation; sentence pairs go in as segments A and B."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = LineageBertModel(config)
+        self.dropout = _classifier_dropout(config)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
+        loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
+        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                          attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForTokenClassification(LineageBertPreTrainedModel):
+    """Per-token classifier (NER, POS); label the first sub-token of each word and give the others -100."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = LineageBertModel(config, add_pooling_layer=False)
+        self.dropout = _classifier_dropout(config)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits = self.classifier(self.dropout(outputs.last_hidden_state))  # (B, T, num_labels)
+        loss = None
+        if labels is not None:
+            check_same_shape(labels, logits.shape[:2], "labels", "input_ids")
+            loss = cross_entropy(logits, labels, kwargs.get("num_items_in_batch"))
+        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                       attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
+    """Scores each (context, option) sequence with a linear layer on [CLS]; softmax over the options.
+
+    Inputs have shape (B, num_choices, T).
+    """
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.bert = LineageBertModel(config)
+        self.dropout = _classifier_dropout(config)
+        self.classifier = nn.Linear(config.hidden_size, 1)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
+                return_dict=None, **kwargs):
+        reference = input_ids if input_ids is not None else inputs_embeds
+        if reference is None or reference.dim() < 3:
+            raise ValueError("multiple-choice inputs must have shape (batch, num_choices, sequence)")
+        num_choices = reference.shape[1]
+
+        def flat(x):  # (B, num_choices, T, ...) -> (B * num_choices, T, ...)
+            return None if x is None else x.reshape(-1, *x.shape[2:])
+
+        outputs = self.bert(
+            flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids), flat(inputs_embeds),
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits = self.classifier(self.dropout(outputs.pooler_output)).view(-1, num_choices)  # (B, num_choices)
+        loss = None if labels is None else cross_entropy(logits, labels.view(-1))
+        output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                           attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
+    """Extractive QA (SQuAD): start and end logits for every token."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = LineageBertModel(config, add_pooling_layer=False)
+        self.qa_outputs = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, start_positions=None, end_positions=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        start_logits, end_logits = self.qa_outputs(outputs.last_hidden_state).unbind(dim=-1)  # (B, T) each
+        loss = None
+        if start_positions is not None and end_positions is not None:
+            # Answers outside the (truncated) input are clamped to T and ignored, as in transformers.
+            T = start_logits.size(1)
+            start = start_positions.view(-1).clamp(0, T)
+            end = end_positions.view(-1).clamp(0, T)
+            loss = (F.cross_entropy(start_logits.float(), start, ignore_index=T)
+                    + F.cross_entropy(end_logits.float(), end, ignore_index=T)) / 2
+        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return _tuple_or_dict(output, return_dict, self.config)
+
+
+__all__ = ["LineageBertPreTrainedModel", *AUTO_CLASSES.values()]

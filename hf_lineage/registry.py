@@ -1,0 +1,43 @@
+"""Registration of every family with transformers' Auto* classes — the one place a family is plugged in.
+
+A family is a (configuration module, modeling module) pair. The modeling module's ``AUTO_CLASSES`` table maps an
+Auto class name to the family's class for it; registration reads that table, and so does ``save_pretrained`` when
+it writes ``auto_map``, so adding a family is one line in ``FAMILIES``.
+"""
+
+import importlib
+
+import transformers
+from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
+
+# family name -> (configuration module, config class name, modeling module)
+FAMILIES = {
+    "bert": ("configuration_lineage_bert", "LineageBertConfig", "modeling_lineage_bert"),
+}
+
+
+def family_classes(family: str):
+    """(config class, modeling module) of a family, e.g. ``family_classes("bert")``."""
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown family {family!r}; known families: {', '.join(sorted(FAMILIES))}")
+    config_module, config_name, modeling_module = FAMILIES[family]
+    config_class = getattr(importlib.import_module(f"hf_lineage.models.{config_module}"), config_name)
+    return config_class, importlib.import_module(f"hf_lineage.models.{modeling_module}")
+
+
+def register_family(family: str) -> None:
+    config_class, modeling = family_classes(family)
+    AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
+    config_class.register_for_auto_class("AutoConfig")
+    for auto_name, class_name in modeling.AUTO_CLASSES.items():
+        model_class = getattr(modeling, class_name)
+        getattr(transformers, auto_name).register(config_class, model_class, exist_ok=True)
+        # Marks the class as custom code so save_pretrained copies the modeling files next to the weights.
+        model_class.register_for_auto_class(auto_name)
+    # Our tokenizers are plain `tokenizers` pipelines in the generic fast class, so a saved folder loads anywhere.
+    AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast, exist_ok=True)
+
+
+def register_all() -> None:
+    for family in FAMILIES:
+        register_family(family)
