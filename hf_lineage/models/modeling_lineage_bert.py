@@ -197,7 +197,7 @@ class LineageBertEncoder(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.layer = nn.ModuleList([LineageBertLayer(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False
+        self.gradient_checkpointing = False  # set by transformers' gradient_checkpointing_enable()
 
     def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False, output_hidden_states=False):
@@ -207,9 +207,9 @@ class LineageBertEncoder(nn.Module):
                 all_hidden.append(hidden_states)
             if self.gradient_checkpointing and self.training:
                 # Recompute activations in the backward pass instead of storing them (no cache while training).
-                hidden_states, w_self, w_cross = torch.utils.checkpoint.checkpoint(
-                    layer, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions,
-                    use_reentrant=False,
+                # (transformers' gradient_checkpointing_enable() sets the flag and the function)
+                hidden_states, w_self, w_cross = self._gradient_checkpointing_func(
+                    layer.__call__, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions
                 )
             else:
                 hidden_states, w_self, w_cross = layer(
@@ -268,11 +268,6 @@ class LineageBertPreTrainedModel(LineagePreTrainedModel):
         super()._init_weights(module)
         if isinstance(module, LineageBertLMPredictionHead):
             init.zeros_(module.bias)
-
-    def _set_gradient_checkpointing(self, enable=True, gradient_checkpointing_func=None):
-        for module in self.modules():
-            if isinstance(module, LineageBertEncoder):
-                module.gradient_checkpointing = enable
 
 
 def _config_flag(value, default):

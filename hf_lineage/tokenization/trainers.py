@@ -1,0 +1,223 @@
+"""Tokenizer trainers for the model families of hf_lineage.
+
+Every function trains with the `tokenizers` library and returns a generic `transformers.PreTrainedTokenizerFast`
+(`TokenizersBackend` in transformers v5), so a folder written by `save_pretrained` loads back with plain
+`transformers.AutoTokenizer.from_pretrained(folder)`, with or without hf_lineage installed.
+
+Training text comes either from `files` (paths to text files, one sentence per line) or from `iterator` (an
+iterable of strings or of batches of strings), never both.
+
+Note: `tokenizers`' BPE/WordPiece trainers are not bit-for-bit reproducible across processes (ties between equally
+frequent merges are broken by hash-map order), so train once and keep the saved folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+PathLike = str | os.PathLike
+
+WORDPIECE_SPECIALS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
+                      "mask_token": "[MASK]"}
+BPE_SPECIALS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<|endoftext|>",
+                "eos_token": "<|endoftext|>"}
+WORDLEVEL_SPECIALS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
+
+# Key in `init_kwargs` (hence in tokenizer_config.json) holding the word-level corpus counts, indexed by token id.
+WORD_COUNTS_KEY = "word_counts"
+
+
+def _check_source(files: Sequence[PathLike] | PathLike | None, iterator: Iterable | None) -> list[str] | None:
+    """Validates the files/iterator choice; returns the file list as strings (None when training from `iterator`)."""
+    if (files is None) == (iterator is None):
+        raise ValueError("Pass exactly one training source: `files` (list of text-file paths) or `iterator` "
+                         f"(iterable of strings or batches of strings); got files={files!r}, iterator={iterator!r}.")
+    if iterator is not None:
+        if isinstance(iterator, str):  # iterating a str would silently train on its characters
+            raise ValueError("`iterator` must be an iterable of strings, not a single string; wrap it in a list.")
+        return None
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    if not files:
+        raise ValueError("`files` is empty: give at least one text file to train on.")
+    missing = [str(f) for f in files if not os.path.isfile(f)]
+    if missing:
+        raise ValueError(f"Training file(s) not found: {', '.join(missing)}")
+    return [str(f) for f in files]
+
+
+def _unique(specials: dict[str, str]) -> list[str]:
+    return list(dict.fromkeys(specials.values()))  # bos and eos may share one token; keep first-seen id order
+
+
+def _train(backend: Tokenizer, trainer, files: list[str] | None, iterator: Iterable | None) -> None:
+    if files is not None:
+        backend.train(files, trainer)  # Rust reads the files itself, much faster than a Python loop
+    else:
+        backend.train_from_iterator(iterator, trainer)
+
+
+def _wrap(backend: Tokenizer, specials: dict[str, str], model_max_length: int, model_input_names: list[str],
+          **init_kwargs) -> PreTrainedTokenizerFast:
+    # Passing model_input_names (and any extra init kwargs) to the constructor, rather than setting attributes
+    # afterwards, is what makes them land in tokenizer_config.json and survive a save/load round-trip.
+    return PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=model_max_length,
+                                   model_input_names=model_input_names, **specials, **init_kwargs)
+
+
+def train_wordpiece_tokenizer(files: Sequence[PathLike] | None = None, iterator: Iterable | None = None, *,
+                              vocab_size: int = 30522, min_frequency: int = 2, lowercase: bool = True,
+                              strip_accents: bool | None = None, model_max_length: int = 512,
+                              limit_alphabet: int = 1000) -> PreTrainedTokenizerFast:
+    """Trains BERT's WordPiece tokenizer (uncased by default, like `bert-base-uncased`).
+
+    Normalisation and pre-tokenisation are BERT's (`BertNormalizer` + `BertPreTokenizer`): control characters are
+    removed, CJK characters become one token each, text is split on whitespace and punctuation; accents are stripped
+    when `strip_accents` is True, or, when it is None, whenever `lowercase` is. Continuation pieces carry `##`.
+    Ids 0-4 are `[PAD] [UNK] [CLS] [SEP] [MASK]`; encodings are `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]` with
+    token_type_ids 0 for the first segment and 1 for the second. The vocabulary never exceeds `vocab_size`:
+    `limit_alphabet` is capped at `(vocab_size - 5) // 2` because each character may also need its `##` form.
+
+    Example:
+        >>> tok = train_wordpiece_tokenizer(["corpus.txt"], vocab_size=8000)  # doctest: +SKIP
+        >>> tok("The cat sat.", "It purred.")["token_type_ids"]  # doctest: +SKIP
+        [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
+    """
+    files = _check_source(files, iterator)
+    specials = WORDPIECE_SPECIALS
+    backend = Tokenizer(models.WordPiece(unk_token=specials["unk_token"], continuing_subword_prefix="##"))
+    backend.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                    strip_accents=strip_accents, lowercase=lowercase)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece(prefix="##")
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=_unique(specials),
+        limit_alphabet=min(limit_alphabet, (vocab_size - len(specials)) // 2), continuing_subword_prefix="##")
+    _train(backend, trainer, files, iterator)
+    cls, sep = specials["cls_token"], specials["sep_token"]
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"{cls} $A {sep}", pair=f"{cls} $A {sep} $B:1 {sep}:1",
+        special_tokens=[(cls, backend.token_to_id(cls)), (sep, backend.token_to_id(sep))])
+    return _wrap(backend, specials, model_max_length, ["input_ids", "token_type_ids", "attention_mask"])
+
+
+def train_bpe_tokenizer(files: Sequence[PathLike] | None = None, iterator: Iterable | None = None, *,
+                        vocab_size: int = 40000, min_frequency: int = 2, byte_level: bool = True,
+                        lowercase: bool = False, model_max_length: int = 512) -> PreTrainedTokenizerFast:
+    """Trains a BPE tokenizer for GPT-style causal language models.
+
+    `byte_level=True` is GPT-2's byte-level BPE: the 256 byte symbols are always in the vocabulary, so any text
+    (emoji, any script) encodes without `<unk>` and decodes back exactly; `vocab_size` must therefore be at least
+    259 (bytes + specials). `byte_level=False` is the original GPT's (2018) character BPE: words are split on
+    whitespace and punctuation, the last symbol of a word carries the `</w>` suffix, characters unseen in training
+    become `<unk>`; GPT lower-cased its corpus, hence `lowercase`. Ids 0, 1, 2 are `<pad>`, `<unk>` and
+    `<|endoftext|>` (both bos and eos). Nothing is added around encodings: append `eos_token_id` yourself to
+    separate documents.
+
+    Example:
+        >>> tok = train_bpe_tokenizer(iterator=["some text", "more text"], vocab_size=300)  # doctest: +SKIP
+        >>> tok.decode(tok("naïve 🙂")["input_ids"])  # doctest: +SKIP
+        'naïve 🙂'
+    """
+    files = _check_source(files, iterator)
+    specials = BPE_SPECIALS
+    n_special = len(_unique(specials))
+    if byte_level:
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        if vocab_size < len(alphabet) + n_special:
+            raise ValueError(f"vocab_size={vocab_size} is too small for byte-level BPE: the {len(alphabet)} byte "
+                             f"symbols and {n_special} special tokens alone need {len(alphabet) + n_special}.")
+        backend = Tokenizer(models.BPE(unk_token=specials["unk_token"]))
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        backend.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                      special_tokens=_unique(specials), initial_alphabet=alphabet)
+    else:
+        backend = Tokenizer(models.BPE(unk_token=specials["unk_token"], end_of_word_suffix="</w>"))
+        backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        backend.decoder = decoders.BPEDecoder(suffix="</w>")
+        # Each character may appear both bare and with `</w>`, so cap the alphabet to keep within vocab_size.
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                      special_tokens=_unique(specials), end_of_word_suffix="</w>",
+                                      limit_alphabet=max(0, (vocab_size - n_special) // 2))
+    if lowercase:
+        backend.normalizer = normalizers.Lowercase()
+    _train(backend, trainer, files, iterator)
+    return _wrap(backend, specials, model_max_length, ["input_ids", "attention_mask"])
+
+
+def _texts(files: list[str] | None, iterator: Iterable) -> Iterator[str]:
+    if files is not None:
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                yield from f
+    else:
+        for item in iterator:
+            if isinstance(item, str):
+                yield item
+            else:
+                yield from item
+
+
+def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator: Iterable | None = None, *,
+                              min_count: int = 1, max_vocab_size: int | None = None, lowercase: bool = False,
+                              model_max_length: int = 1_000_000) -> PreTrainedTokenizerFast:
+    """Builds a whitespace word-level vocabulary, for NNLM and word2vec on pre-tokenised corpora (PTB, WikiText).
+
+    Ids 0-3 are `<pad> <unk> <s> </s>` (bos `<s>`, eos `</s>`); words follow by decreasing corpus count, ties in
+    alphabetical order, as word2vec's Huffman tree and unigram table (and gensim) expect. Words seen fewer than
+    `min_count` times, and those beyond `max_vocab_size` (total size, specials included), map to `<unk>`; a literal
+    `<unk>` in the corpus (PTB has them) is the `<unk>` token too. Nothing is added around encodings.
+
+    The corpus counts are stored, indexed by token id, in the tokenizer's init kwargs under `"word_counts"`, so they
+    are written to tokenizer_config.json by `save_pretrained` and come back with `AutoTokenizer.from_pretrained`.
+    Read them with `word_counts(tok)`. `<unk>` counts every corpus token that maps to it; the other specials count
+    their literal occurrences (usually 0).
+
+    Example:
+        >>> tok = train_wordlevel_tokenizer(iterator=["the cat sat", "the dog"], min_count=1)  # doctest: +SKIP
+        >>> tok.convert_ids_to_tokens([4, 5]), word_counts(tok)["the"]  # doctest: +SKIP
+        (['the', 'cat'], 2)
+    """
+    files = _check_source(files, iterator)
+    specials = WORDLEVEL_SPECIALS
+    special_list = _unique(specials)
+    # Counting goes through the same Rust normalizer/pre-tokenizer as encoding, so counted words are encoded words.
+    normalizer = normalizers.Lowercase() if lowercase else None
+    pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    counts: Counter[str] = Counter()
+    for text in _texts(files, iterator):
+        if normalizer is not None:
+            text = normalizer.normalize_str(text)
+        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(text))
+
+    special_counts = {t: counts.pop(t, 0) for t in special_list}
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    max_words = None if max_vocab_size is None else max(0, max_vocab_size - len(special_list))
+    kept = [(w, c) for w, c in ranked if c >= min_count][:max_words]
+    special_counts[specials["unk_token"]] += sum(counts.values()) - sum(c for _, c in kept)
+
+    vocab = special_list + [w for w, _ in kept]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token=specials["unk_token"]))
+    backend.normalizer, backend.pre_tokenizer = normalizer, pre_tokenizer
+    id_counts = [special_counts[t] for t in special_list] + [c for _, c in kept]
+    return _wrap(backend, specials, model_max_length, ["input_ids", "attention_mask"],
+                 **{WORD_COUNTS_KEY: id_counts})
+
+
+def word_counts(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
+    """Corpus count of every vocabulary token, in id order, for a tokenizer from `train_wordlevel_tokenizer`.
+
+    Works on the trained object and on one reloaded with `AutoTokenizer.from_pretrained`.
+
+    Example:
+        >>> counts = word_counts(AutoTokenizer.from_pretrained("ptb-tokenizer"))  # doctest: +SKIP
+    """
+    ids = tokenizer.init_kwargs.get(WORD_COUNTS_KEY)
+    if ids is None:
+        raise ValueError("This tokenizer has no word counts: it was not built by train_wordlevel_tokenizer.")
+    return dict(zip(tokenizer.convert_ids_to_tokens(list(range(len(ids)))), ids))

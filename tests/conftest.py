@@ -1,0 +1,47 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+# A few sentences of mixed shape (punctuation, casing, CJK) to train throwaway tokenizers on.
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "A journey of a thousand miles begins with a single step.",
+    "Language models predict the next word from the previous words.",
+    "BERT masks fifteen percent of the tokens and predicts them.",
+    "Paris is the capital of France, and Berlin is the capital of Germany.",
+    "The cat sat on the mat; the dog sat on the log.",
+    "東京は日本の首都です。",
+    "Neural networks learn distributed representations of words.",
+] * 4
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def wordpiece_tokenizer():
+    from hf_lineage.tokenization import train_wordpiece_tokenizer
+
+    return train_wordpiece_tokenizer(iterator=CORPUS, vocab_size=300, min_frequency=1, model_max_length=64)
+
+
+def run_without_hf_lineage(code: str, cwd) -> str:
+    """Run ``code`` in a fresh interpreter where ``import hf_lineage`` fails, as on a machine without it."""
+    import subprocess
+
+    prelude = "import sys; sys.modules['hf_lineage'] = None\n"  # makes any import of hf_lineage raise
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HF_HUB_OFFLINE"] = "1"
+    result = subprocess.run(
+        [sys.executable, "-c", prelude + code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout

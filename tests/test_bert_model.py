@@ -1,0 +1,374 @@
+"""Lineage BERT: registration, config validation, fidelity to transformers' BERT, heads, encoder-decoder, Hub."""
+
+import json
+
+import pytest
+import torch
+import transformers
+from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM, EncoderDecoderConfig, EncoderDecoderModel
+
+import hf_lineage
+from hf_lineage import LineageBertConfig, LineageBertForMaskedLM, LineageBertForPreTraining, LineageBertModel
+from hf_lineage.convert import from_transformers, to_transformers
+from hf_lineage.models import modeling_lineage_bert
+
+from conftest import run_without_hf_lineage
+
+HF_SIZES = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                max_position_embeddings=64)
+
+
+def tiny(**overrides):
+    return LineageBertConfig.from_named("tiny", **{"vocab_size": 99, "max_position_embeddings": 64, **overrides})
+
+
+def batch(B=3, T=11, vocab=99, pairs=True):
+    """Random ids with padding (two rows shorter) and segment B starting mid-sequence."""
+    input_ids = torch.randint(5, vocab, (B, T))
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, 7:] = 0
+    attention_mask[2, 3:] = 0
+    input_ids[attention_mask == 0] = 0
+    token_type_ids = torch.zeros_like(input_ids)
+    if pairs:
+        token_type_ids[:, 5:] = 1
+        token_type_ids[attention_mask == 0] = 0
+    return dict(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+
+
+# --------------------------------------------------------------------------- registration and config
+
+
+def test_every_auto_class_builds_its_lineage_class():
+    config = AutoConfig.for_model("lineage-bert", **LineageBertConfig.named_sizes["tiny"], vocab_size=50)
+    assert isinstance(config, LineageBertConfig)
+    for auto_name, class_name in modeling_lineage_bert.AUTO_CLASSES.items():
+        cfg = LineageBertConfig(**{**config.to_dict(), "is_decoder": auto_name == "AutoModelForCausalLM"})
+        model = getattr(transformers, auto_name).from_config(cfg)
+        assert type(model).__name__ == class_name
+
+
+def test_named_sizes_match_the_paper():
+    base, large = LineageBertConfig.from_named("base"), LineageBertConfig.from_named("large")
+    assert (base.num_hidden_layers, base.hidden_size, base.num_attention_heads, base.intermediate_size) == (
+        12, 768, 12, 3072)
+    assert (large.num_hidden_layers, large.hidden_size, large.num_attention_heads, large.intermediate_size) == (
+        24, 1024, 16, 4096)
+    assert LineageBertConfig.from_named("tiny", hidden_size=32).hidden_size == 32
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(hidden_size=100, num_attention_heads=3), "not a multiple of num_attention_heads"),
+        (dict(vocab_size=0), "vocab_size must be a positive"),
+        (dict(hidden_dropout_prob=1.5), "hidden_dropout_prob"),
+        (dict(add_cross_attention=True), "needs is_decoder=True"),
+    ],
+)
+def test_invalid_config_raises_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LineageBertConfig(**kwargs)
+    with pytest.raises(ValueError, match="Unknown lineage-bert size"):
+        LineageBertConfig.from_named("huge")
+
+
+# --------------------------------------------------------------------------- fidelity
+
+
+def _hf_model(class_name, **config_overrides):
+    config = transformers.BertConfig(**HF_SIZES, **config_overrides)
+    return getattr(transformers, class_name)(config).eval()
+
+
+def _assert_outputs_match(a, b, keys, atol=1e-5):
+    for key in keys:
+        x, y = getattr(a, key), getattr(b, key)
+        if isinstance(x, tuple):
+            for xi, yi in zip(x, y, strict=True):
+                torch.testing.assert_close(xi, yi, atol=atol, rtol=0)
+        else:
+            torch.testing.assert_close(x, y, atol=atol, rtol=0, msg=f"{key} differs")
+
+
+HEAD_CASES = [
+    ("BertModel", {}, ["last_hidden_state", "pooler_output", "hidden_states"]),
+    ("BertForPreTraining", {}, ["prediction_logits", "seq_relationship_logits", "hidden_states"]),
+    ("BertForMaskedLM", {}, ["logits"]),
+    ("BertForNextSentencePrediction", {}, ["logits"]),
+    ("BertForSequenceClassification", {"num_labels": 3}, ["logits"]),
+    ("BertForTokenClassification", {"num_labels": 5}, ["logits"]),
+    ("BertForQuestionAnswering", {}, ["start_logits", "end_logits"]),
+]
+
+
+@pytest.mark.parametrize("class_name, overrides, keys", HEAD_CASES)
+def test_from_transformers_matches_outputs(class_name, overrides, keys):
+    hf = _hf_model(class_name, **overrides)
+    ours = from_transformers(hf)
+    assert type(ours).__name__ == "Lineage" + class_name.replace("BertLMHeadModel", "BertForCausalLM")
+    inputs = batch()
+    with torch.no_grad():
+        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys)
+
+
+@pytest.mark.parametrize("class_name, overrides, keys", HEAD_CASES)
+def test_to_transformers_matches_outputs(class_name, overrides, keys):
+    lineage_class = getattr(hf_lineage, "Lineage" + class_name)
+    ours = lineage_class(tiny(**overrides)).eval()
+    hf = to_transformers(ours)
+    assert type(hf).__name__ == class_name
+    inputs = batch()
+    with torch.no_grad():
+        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys)
+
+
+def test_pretraining_losses_match_transformers():
+    hf = _hf_model("BertForPreTraining")
+    ours = from_transformers(hf)
+    inputs = batch()
+    labels = torch.full_like(inputs["input_ids"], -100)
+    labels[0, 2], labels[0, 8], labels[1, 4], labels[2, 1] = 7, 50, 12, 98
+    nsp = torch.tensor([0, 1, 0])
+    with torch.no_grad():
+        a = hf(**inputs, labels=labels, next_sentence_label=nsp)
+        b = ours(**inputs, labels=labels, next_sentence_label=nsp)
+    torch.testing.assert_close(a.loss, b.loss, atol=1e-5, rtol=0)
+    # The sparse head returns logits only where there are labels, equal to the dense ones there.
+    assert b.prediction_logits.shape == (4, 99)
+    torch.testing.assert_close(b.prediction_logits, a.prediction_logits[labels != -100], atol=1e-5, rtol=0)
+
+
+def test_multiple_choice_matches_transformers():
+    hf = _hf_model("BertForMultipleChoice")
+    ours = from_transformers(hf)
+    inputs = {k: v.view(1, 3, -1).expand(2, 3, -1).clone() for k, v in batch().items()}
+    labels = torch.tensor([0, 2])
+    with torch.no_grad():
+        a, b = hf(**inputs, labels=labels), ours(**inputs, labels=labels)
+    assert b.logits.shape == (2, 3)
+    _assert_outputs_match(a, b, ["logits", "loss"])
+
+
+def test_decoder_with_cross_attention_and_cache_matches_transformers():
+    hf = _hf_model("BertLMHeadModel", is_decoder=True, add_cross_attention=True)
+    ours = from_transformers(hf)
+    assert ours.config.is_decoder and ours.config.add_cross_attention
+    inputs = batch(pairs=False)
+    encoder_states = torch.randn(3, 6, 32)
+    encoder_mask = torch.ones(3, 6, dtype=torch.long)
+    encoder_mask[0, 4:] = 0
+    kwargs = dict(encoder_hidden_states=encoder_states, encoder_attention_mask=encoder_mask)
+    with torch.no_grad():
+        a = hf(input_ids=inputs["input_ids"], **kwargs)
+        b = ours(input_ids=inputs["input_ids"], **kwargs)
+        torch.testing.assert_close(a.logits, b.logits, atol=1e-5, rtol=0)
+        # Incremental decoding with the cache gives the same last-position logits as a full pass.
+        first = ours(input_ids=inputs["input_ids"][:, :-1], use_cache=True, **kwargs)
+        step = ours(input_ids=inputs["input_ids"][:, -1:], past_key_values=first.past_key_values, use_cache=True,
+                    **kwargs)
+        torch.testing.assert_close(step.logits[:, -1], b.logits[:, -1], atol=1e-5, rtol=0)
+
+
+def test_exported_model_loads_in_plain_transformers(tmp_path):
+    ours = LineageBertForPreTraining(tiny()).eval()
+    inputs = batch()
+    with torch.no_grad():
+        expected = ours(**inputs).prediction_logits
+    to_transformers(ours).save_pretrained(tmp_path / "exported")
+    torch.save({"inputs": inputs, "expected": expected}, tmp_path / "check.pt")
+    out = run_without_hf_lineage(
+        f"""
+import torch, transformers
+model = transformers.BertForPreTraining.from_pretrained({str(tmp_path / 'exported')!r}).eval()
+check = torch.load({str(tmp_path / 'check.pt')!r})
+with torch.no_grad():
+    got = model(**check["inputs"]).prediction_logits
+print((got - check["expected"]).abs().max().item())
+""",
+        cwd=tmp_path,
+    )
+    assert float(out.strip().splitlines()[-1]) <= 1e-5
+
+
+# --------------------------------------------------------------------------- behaviour of the heads
+
+
+def test_mlm_head_runs_only_on_labelled_positions():
+    model = LineageBertForMaskedLM(tiny()).eval()
+    inputs = batch()
+    labels = torch.full_like(inputs["input_ids"], -100)
+    labels[0, 1] = 5
+    labels[1, 3] = 6
+    seen_rows = []
+    handle = model.cls.predictions.transform_dense.register_forward_hook(
+        lambda m, i, o: seen_rows.append(i[0].reshape(-1, i[0].shape[-1]).shape[0]))
+    with torch.no_grad():
+        out = model(**inputs, labels=labels)
+    handle.remove()
+    assert seen_rows == [2] and out.logits.shape == (2, 99)
+    with torch.no_grad():
+        dense = model(**inputs).logits  # (B, T, V)
+    expected = torch.nn.functional.cross_entropy(dense[labels != -100], labels[labels != -100])
+    torch.testing.assert_close(out.loss, expected, atol=1e-5, rtol=0)
+
+
+def test_padding_does_not_change_real_tokens():
+    model = LineageBertModel(tiny()).eval()
+    ids = torch.randint(5, 99, (1, 6))
+    padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
+    mask = torch.cat([torch.ones(1, 6), torch.zeros(1, 4)], dim=1).long()
+    with torch.no_grad():
+        alone = model(ids).last_hidden_state
+        with_pad = model(padded, attention_mask=mask).last_hidden_state[:, :6]
+    torch.testing.assert_close(alone, with_pad, atol=1e-5, rtol=0)
+
+
+def test_attention_weights_and_hidden_states_are_returned():
+    model = LineageBertModel(tiny()).eval()
+    inputs = batch()
+    out = model(**inputs, output_attentions=True, output_hidden_states=True)
+    assert len(out.hidden_states) == 3 and len(out.attentions) == 2
+    weights = out.attentions[0]  # (B, nh, T, T)
+    assert weights.shape == (3, 2, 11, 11)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(3, 2, 11))
+    assert weights[2, :, :, 3:].abs().max() == 0  # padded keys get no attention
+    # The explicit-weights path computes the same states as SDPA.
+    torch.testing.assert_close(out.last_hidden_state, model(**inputs).last_hidden_state, atol=1e-5, rtol=0)
+
+
+def test_gradient_checkpointing_gives_the_same_gradients():
+    config = tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    a, b = LineageBertForPreTraining(config), LineageBertForPreTraining(config)
+    b.load_state_dict(a.state_dict())
+    b.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    inputs = batch()
+    labels = torch.where(torch.rand(3, 11) < 0.3, inputs["input_ids"], -100)
+    for model in (a, b):
+        model.train()
+        model(**inputs, labels=labels, next_sentence_label=torch.tensor([0, 1, 1])).loss.backward()
+    for (name, pa), pb in zip(a.named_parameters(), b.parameters()):
+        torch.testing.assert_close(pa.grad, pb.grad, atol=1e-6, rtol=1e-5, msg=name)
+
+
+def test_tied_decoder_survives_save_and_load(tmp_path):
+    model = LineageBertForPreTraining(tiny())
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForMaskedLM.from_pretrained(tmp_path)
+    assert loaded.cls.predictions.decoder.weight is loaded.bert.embeddings.word_embeddings.weight
+    torch.testing.assert_close(loaded.bert.embeddings.word_embeddings.weight, model.bert.embeddings.word_embeddings.weight)
+    torch.testing.assert_close(loaded.cls.predictions.bias, model.cls.predictions.bias)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "make_inputs, message",
+    [
+        (lambda: dict(input_ids=torch.randint(5, 99, (1, 65))), "exceeds max_position_embeddings=64"),
+        (lambda: dict(input_ids=torch.tensor([[5, 99]])), r"input_ids contains 99, outside \[0, 99\)"),
+        (lambda: dict(input_ids=torch.tensor([[5, -1]])), "input_ids contains -1"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), token_type_ids=torch.tensor([[0, 2]])),
+         "token_type_ids contains 2.*type_vocab_size"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), attention_mask=torch.ones(1, 3)),
+         r"attention_mask has shape \(1, 3\) but input_ids has shape \(1, 2\)"),
+        (lambda: dict(input_ids=torch.tensor([5, 6])), "must have shape"),
+        (lambda: dict(), "exactly one of input_ids or inputs_embeds"),
+    ],
+)
+def test_bad_input_raises_clear_value_error(make_inputs, message):
+    model = LineageBertForPreTraining(tiny()).eval()
+    with pytest.raises(ValueError, match=message):
+        model(**make_inputs())
+
+
+def test_classifier_label_out_of_range_is_a_value_error():
+    model = hf_lineage.LineageBertForSequenceClassification(tiny(num_labels=2)).eval()
+    with pytest.raises(ValueError, match="num_labels=2"):
+        model(input_ids=torch.tensor([[5, 6]]), labels=torch.tensor([2]))
+
+
+# --------------------------------------------------------------------------- encoder-decoder
+
+
+def test_bert2bert_learns_to_copy_and_cache_matches_no_cache():
+    sizes = dict(vocab_size=30, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = EncoderDecoderConfig.from_encoder_decoder_configs(
+        LineageBertConfig.from_named("tiny", **sizes), LineageBertConfig.from_named("tiny", **sizes)
+    )
+    config.decoder_start_token_id, config.pad_token_id, config.eos_token_id = 2, 0, 3
+    model = EncoderDecoderModel(config=config)
+    assert config.decoder.is_decoder and config.decoder.add_cross_attention
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(200):
+        source = torch.randint(5, 30, (16, 5))
+        labels = torch.cat([source, torch.full((16, 1), 3)], dim=1)
+        loss = model(input_ids=source, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.5
+    model.eval()
+    source = torch.randint(5, 30, (8, 5))
+    with_cache = model.generate(source, max_new_tokens=7, do_sample=False)
+    without = model.generate(source, max_new_tokens=7, do_sample=False, use_cache=False)
+    assert torch.equal(with_cache, without)
+    copied = (with_cache[:, 1:6] == source).all(dim=1).float().mean()
+    assert copied >= 0.75, with_cache
+
+
+# --------------------------------------------------------------------------- Hub and pipelines
+
+
+def test_saved_folder_loads_with_trust_remote_code_without_hf_lineage(tmp_path, wordpiece_tokenizer):
+    model = LineageBertForPreTraining(tiny(vocab_size=len(wordpiece_tokenizer), max_position_embeddings=64)).eval()
+    model.save_pretrained(tmp_path / "model")
+    wordpiece_tokenizer.save_pretrained(tmp_path / "model")
+    files = {p.name for p in (tmp_path / "model").iterdir()}
+    assert {"model.safetensors", "config.json", "configuration_lineage_bert.py", "modeling_lineage_bert.py",
+            "modeling_lineage_utils.py", "configuration_lineage_utils.py", "README.md"} <= files
+    auto_map = json.loads((tmp_path / "model" / "config.json").read_text())["auto_map"]
+    assert auto_map["AutoModelForMaskedLM"] == "modeling_lineage_bert.LineageBertForMaskedLM"
+    assert "lineage-bert" in (tmp_path / "model" / "README.md").read_text()
+
+    text = "the quick brown fox"
+    encoded = wordpiece_tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        expected = model.bert(**encoded).last_hidden_state
+    torch.save(expected, tmp_path / "expected.pt")
+    out = run_without_hf_lineage(
+        f"""
+import torch
+from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+path = {str(tmp_path / 'model')!r}
+tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+model = AutoModel.from_pretrained(path, trust_remote_code=True).eval()
+assert type(model).__name__ == "LineageBertModel", type(model)
+assert "hf_lineage" not in type(model).__module__
+with torch.no_grad():
+    got = model(**tokenizer({text!r}, return_tensors="pt")).last_hidden_state
+print((got - torch.load({str(tmp_path / 'expected.pt')!r})).abs().max().item())
+mlm = AutoModelForMaskedLM.from_pretrained(path, trust_remote_code=True)
+print(type(mlm).__name__)
+""",
+        cwd=tmp_path,
+    )
+    diff, mlm_class = out.strip().splitlines()[-2:]
+    assert float(diff) <= 1e-5 and mlm_class == "LineageBertForMaskedLM"
+
+
+def test_fill_mask_and_feature_extraction_pipelines(tmp_path, wordpiece_tokenizer):
+    model = LineageBertForMaskedLM(tiny(vocab_size=len(wordpiece_tokenizer)))
+    model.save_pretrained(tmp_path)
+    wordpiece_tokenizer.save_pretrained(tmp_path)
+    fill = transformers.pipeline("fill-mask", model=str(tmp_path))
+    predictions = fill("the quick brown [MASK] jumps", top_k=3)
+    assert len(predictions) == 3 and all("token_str" in p for p in predictions)
+    scores = [p["score"] for p in predictions]
+    assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1
+    features = transformers.pipeline("feature-extraction", model=str(tmp_path))("the quick brown fox")
+    n_tokens = len(wordpiece_tokenizer("the quick brown fox")["input_ids"])
+    assert torch.tensor(features).shape == (1, n_tokens, model.config.hidden_size)
+    assert isinstance(AutoModel.from_pretrained(tmp_path), LineageBertModel)
