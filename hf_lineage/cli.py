@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
+    from . import pretrain
+
+    pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)",
+                                          description=pretrain.__doc__.split("\n")[0])
+    pretrain.build_parser(pretrain_parser)
+    pretrain_parser.set_defaults(func=lambda args: pretrain.run_namespace(vars(args)))
     return parser
 
 

@@ -5,6 +5,7 @@ from .next_sentence import (
     create_next_sentence_examples,
     documents_from_text,
     next_sentence_dataset,
+    next_sentence_examples_from_ids,
     truncate_seq_pair,
 )
 
@@ -14,5 +15,6 @@ __all__ = [
     "documents_from_text",
     "mask_tokens",
     "next_sentence_dataset",
+    "next_sentence_examples_from_ids",
     "truncate_seq_pair",
 ]

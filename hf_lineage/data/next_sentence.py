@@ -19,6 +19,7 @@ documents, so a "random" B never comes from A's document.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,6 +38,38 @@ def documents_from_text(lines: Iterable[str]) -> list[list[str]]:
         elif documents[-1]:
             documents.append([])
     return [doc for doc in documents if doc]
+
+
+# WikiText marks articles with " = Title = " lines (sections use " = = Section = = "); a line is a paragraph.
+_WIKITEXT_ARTICLE = re.compile(r"^ ?= [^=].* = ?$")
+_WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
+
+
+def looks_like_wikitext(lines: Iterable[str]) -> bool:
+    """True when the text has WikiText's article headings (checked on the lines given, e.g. the first 1000)."""
+    return any(_WIKITEXT_ARTICLE.match(line.rstrip("\n")) for line in lines)
+
+
+def split_line(line: str, wikitext: bool) -> tuple[bool, list[str]]:
+    """One line of input as ``(starts_new_document, sentences)``.
+
+    BERT's format: a line is a sentence and a blank line ends a document. WikiText: an article heading starts a
+    document, blank lines and section headings are skipped, and each paragraph line is split into sentences at
+    " . " (the text is pre-tokenised), so NSP sees real sentence boundaries inside real documents.
+
+    >>> split_line(" = Valkyria Chronicles = ", wikitext=True)
+    (True, [])
+    >>> split_line("It was released . It sold well .", wikitext=True)
+    (False, ['It was released .', 'It sold well .'])
+    """
+    text = line.strip()
+    if not wikitext:
+        return (not text, [text] if text else [])
+    if _WIKITEXT_ARTICLE.match(line.rstrip("\n")):
+        return True, []
+    if not text or text.startswith("= "):
+        return False, []
+    return False, [s.strip() for s in _WIKITEXT_SENTENCE_END.split(text) if s.strip()]
 
 
 def truncate_seq_pair(tokens_a: list[int], tokens_b: list[int], max_num_tokens: int, rng: random.Random) -> None:
@@ -148,20 +181,43 @@ def create_next_sentence_examples(
         pos += len(doc)
         if tokenized:
             docs.append(tokenized)
+    return next_sentence_examples_from_ids(
+        docs, tokenizer.cls_token_id, tokenizer.sep_token_id, max_seq_length=max_seq_length,
+        short_seq_prob=short_seq_prob, nsp_probability=nsp_probability, seed=seed, dupe_factor=dupe_factor,
+    )
+
+
+def next_sentence_examples_from_ids(
+    docs: Sequence[Sequence[Sequence[int]]],
+    cls_id: int,
+    sep_id: int,
+    *,
+    max_seq_length: int = 128,
+    short_seq_prob: float = 0.1,
+    nsp_probability: float = 0.5,
+    seed: int = 12345,
+    dupe_factor: int = 1,
+) -> list[dict[str, Any]]:
+    """:func:`create_next_sentence_examples` on documents already tokenized (lists of sentences of ids).
+
+    The pre-training engine tokenizes with ``datasets.map`` (parallel, cached) and calls this.
+    """
+    if max_seq_length < 5:
+        raise ValueError("max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B).")
+    docs = [[list(s) for s in doc if len(s)] for doc in docs]
+    docs = [doc for doc in docs if doc]
     if len(docs) < 2:
         raise ValueError(
             f"Next-sentence examples need at least 2 non-empty documents (got {len(docs)}): "
             "random segments B are drawn from a different document."
         )
-
     rng = random.Random(seed)
     instances = []
     for _ in range(dupe_factor):
         for doc_index in range(len(docs)):
             instances.extend(
                 _instances_from_document(
-                    docs, doc_index, max_seq_length, short_seq_prob, nsp_probability,
-                    tokenizer.cls_token_id, tokenizer.sep_token_id, rng,
+                    docs, doc_index, max_seq_length, short_seq_prob, nsp_probability, cls_id, sep_id, rng
                 )
             )
     rng.shuffle(instances)

@@ -455,8 +455,11 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
             self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch")
         )
         seq_relationship_logits = self.cls.seq_relationship(outputs.pooler_output)  # (B, 2)
+        # ``num_sequences_in_batch`` plays for NSP the part ``num_items_in_batch`` plays for MLM: the loss is a
+        # sum divided by the count over the whole (accumulated, all-process) batch, so any split of a batch
+        # gives the same gradient.
         nsp_loss = None if next_sentence_label is None else cross_entropy(
-            seq_relationship_logits, next_sentence_label.view(-1)
+            seq_relationship_logits, next_sentence_label.view(-1), kwargs.get("num_sequences_in_batch")
         )
         losses = [x for x in (mlm_loss, nsp_loss) if x is not None]
         output = LineageBertForPreTrainingOutput(

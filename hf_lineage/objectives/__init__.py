@@ -1,0 +1,69 @@
+"""Pre-training objectives: what each family decides, plugged into the one engine in ``hf_lineage.pretrain``.
+
+A family decides its tokenizer, its config, how raw text becomes training examples, its collator, how its loss is
+normalised, its evaluation numbers and its paper's optimiser settings. The engine does everything else (data
+loading, Accelerate, accumulation, clipping, schedules, checkpoints, logging, saving). Adding a family is a
+subclass here and one line in ``OBJECTIVES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar
+
+import torch
+
+# family -> "module:class"
+OBJECTIVES = {
+    "bert": "hf_lineage.objectives.bert:BertObjective",
+}
+
+
+class PretrainingObjective:
+    """Base class: the small interface between a family and the engine."""
+
+    family: ClassVar[str]
+    model_class_name: ClassVar[str]  # class in the family's modeling module, e.g. "LineageBertForPreTraining"
+    # The paper's optimisation settings; every one can be overridden from the command line.
+    defaults: ClassVar[dict[str, Any]] = dict(
+        learning_rate=1e-4, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
+        lr_scheduler="linear", warmup_ratio=0.0, max_grad_norm=1.0, max_seq_length=128, per_device_batch_size=32,
+        vocab_size=30000,
+    )
+    # Evaluation key whose exponential is reported as perplexity (None where perplexity is not defined).
+    perplexity_of: ClassVar[str | None] = None
+
+    def __init__(self, args):
+        self.args = args
+
+    def train_tokenizer(self, files: list[str] | None, texts) -> Any:
+        raise NotImplementedError
+
+    def build_config(self, size: str, tokenizer, overrides: dict[str, Any]):
+        raise NotImplementedError
+
+    def prepare(self, dataset, tokenizer, split: str):
+        """Turn a ``datasets`` dataset with a ``text`` column into the examples the collator takes."""
+        raise NotImplementedError
+
+    def collator(self, tokenizer):
+        raise NotImplementedError
+
+    def loss_counts(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Counts the model divides its summed losses by (``num_items_in_batch`` …), for this micro-batch.
+
+        The engine sums them over the accumulation window and all processes before the forward passes, so the
+        gradient of a global batch does not depend on how it is split.
+        """
+        return {"num_items_in_batch": (batch["labels"] != -100).sum()}
+
+    def eval_sums(self, outputs, batch) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Per-example (sum, count) pairs of each evaluation number; the engine reports sum / count."""
+        raise NotImplementedError
+
+
+def get_objective(family: str, args) -> PretrainingObjective:
+    if family not in OBJECTIVES:
+        raise ValueError(f"Unknown family {family!r} for pre-training; known: {', '.join(sorted(OBJECTIVES))}")
+    module, name = OBJECTIVES[family].split(":")
+    return getattr(importlib.import_module(module), name)(args)

@@ -1,0 +1,101 @@
+"""BERT's pre-training objective: masked LM + next sentence prediction on document-structured text."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..data import DataCollatorForMaskedLM, next_sentence_examples_from_ids
+from ..data.next_sentence import looks_like_wikitext, split_line
+from ..models import LineageBertConfig
+from ..tokenization import train_wordpiece_tokenizer
+from . import PretrainingObjective
+
+
+class BertObjective(PretrainingObjective):
+    """Devlin et al. (2018), appendix A.2: Adam with lr 1e-4, β = (0.9, 0.999), L2 weight decay 0.01, warmup over the
+    first 10,000 of 1M steps (1 %) then linear decay; sequences of 128 tokens for most of training. Google's code
+    uses ε = 1e-6 and clips the global gradient norm at 1.0.
+
+    Input text is BERT's format: one sentence (or paragraph) per line, blank lines between documents.
+    """
+
+    family = "bert"
+    model_class_name = "LineageBertForPreTraining"
+    defaults = dict(
+        PretrainingObjective.defaults, learning_rate=1e-4, weight_decay=0.01, adam_epsilon=1e-6,
+        warmup_ratio=0.01, lr_scheduler="linear", max_grad_norm=1.0, max_seq_length=128, vocab_size=30522,
+    )
+    perplexity_of = "mlm_loss"
+
+    def train_tokenizer(self, files, texts):
+        return train_wordpiece_tokenizer(files=files, iterator=texts, vocab_size=self.args.vocab_size,
+                                         model_max_length=self.args.max_seq_length)
+
+    def build_config(self, size, tokenizer, overrides):
+        config = LineageBertConfig.from_named(
+            size, **{"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, **overrides}
+        )
+        if self.args.max_seq_length > config.max_position_embeddings:
+            raise ValueError(
+                f"--max-seq-length {self.args.max_seq_length} exceeds the config's max_position_embeddings "
+                f"{config.max_position_embeddings}"
+            )
+        return config
+
+    def prepare(self, dataset, tokenizer, split):
+        wikitext = looks_like_wikitext(dataset.select(range(min(len(dataset), 1000)))["text"])
+
+        def tokenize(batch):  # line -> (does it start a document?, its sentences as token ids)
+            starts, sentences = zip(*(split_line(line, wikitext) for line in batch["text"]))
+            flat = [s for line in sentences for s in line]
+            ids = iter(tokenizer(flat, add_special_tokens=False, verbose=False)["input_ids"] if flat else [])
+            return {"starts_document": list(starts), "sentences": [[next(ids) for _ in line] for line in sentences]}
+
+        tokenized = dataset.map(
+            tokenize, batched=True, num_proc=self.args.preprocessing_num_workers,
+            remove_columns=dataset.column_names, desc=f"Tokenizing {split}",
+        )
+        documents = [[]]
+        for starts, sentences in zip(tokenized["starts_document"], tokenized["sentences"]):
+            if starts and documents[-1]:
+                documents.append([])
+            documents[-1].extend(s for s in sentences if s)
+        documents = [doc for doc in documents if doc]
+        if not documents:
+            raise ValueError(f"The {split} text has no tokens after tokenization")
+        examples = next_sentence_examples_from_ids(
+            documents, tokenizer.cls_token_id, tokenizer.sep_token_id,
+            max_seq_length=self.args.max_seq_length, seed=self.args.seed + (0 if split == "train" else 1),
+        )
+        import datasets
+
+        return datasets.Dataset.from_list(examples)
+
+    def collator(self, tokenizer):
+        return DataCollatorForMaskedLM(tokenizer)
+
+    def loss_counts(self, batch):
+        return {
+            "num_items_in_batch": (batch["labels"] != -100).sum(),
+            "num_sequences_in_batch": torch.tensor(batch["input_ids"].shape[0], device=batch["input_ids"].device),
+        }
+
+    def eval_sums(self, outputs, batch):
+        labels = batch["labels"]
+        masked = labels != -100
+        example = masked.nonzero()[:, 0]  # which example each prediction_logits row belongs to
+        B = labels.shape[0]
+        token_loss = F.cross_entropy(outputs.prediction_logits.float(), labels[masked], reduction="none")
+        token_correct = (outputs.prediction_logits.argmax(-1) == labels[masked]).float()
+        per_example = lambda values: torch.zeros(B, device=labels.device).index_add_(0, example, values)  # noqa: E731
+        n_masked = masked.sum(1).float()
+        nsp_logits = outputs.seq_relationship_logits.float()
+        nsp_labels = batch["next_sentence_label"]
+        ones = torch.ones(B, device=labels.device)
+        return {
+            "mlm_loss": (per_example(token_loss), n_masked),
+            "mlm_accuracy": (per_example(token_correct), n_masked),
+            "nsp_loss": (F.cross_entropy(nsp_logits, nsp_labels, reduction="none"), ones),
+            "nsp_accuracy": ((nsp_logits.argmax(-1) == nsp_labels).float(), ones),
+        }
