@@ -1,0 +1,196 @@
+"""The pre-training engine: end to end, exact resume after SIGKILL, multi-process equivalence, bad input, Trainer."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForPreTraining, AutoTokenizer
+
+from hf_lineage.pretrain import PretrainError, main, parse_set
+
+from conftest import SHARED_DATA
+
+WIKITEXT = SHARED_DATA / "wikitext-2"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The first articles of WikiText-2 (train) and of its validation split, and a WordPiece tokenizer fixed once
+    (tokenizer training is not reproducible across processes, so runs compared bit for bit must share it)."""
+    root = tmp_path_factory.mktemp("corpus")
+    train, valid = root / "train.txt", root / "valid.txt"
+    train.write_text((WIKITEXT / "wiki.train.tokens").read_text(encoding="utf-8")[:60_000], encoding="utf-8")
+    valid.write_text((WIKITEXT / "wiki.valid.tokens").read_text(encoding="utf-8")[:15_000], encoding="utf-8")
+    from hf_lineage.tokenization import train_wordpiece_tokenizer
+
+    tokenizer = train_wordpiece_tokenizer(files=[str(train)], vocab_size=600)
+    tokenizer.save_pretrained(root / "tokenizer")
+    return {"train": str(train), "valid": str(valid), "tokenizer": str(root / "tokenizer")}
+
+
+def cli(corpus, output_dir, *extra, env=None, launcher=None):
+    """Run ``python -m hf_lineage.pretrain bert`` (or under ``launcher``) in a fresh process."""
+    args = ["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--output-dir",
+            str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
+    command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.pretrain", *args]
+    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
+    full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset
+    return subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=600)
+
+
+def weights(output_dir):
+    return load_file(str(output_dir / "model.safetensors"))
+
+
+def max_difference(a, b):
+    assert a.keys() == b.keys()
+    return max((a[k].float() - b[k].float()).abs().max().item() for k in a)
+
+
+def test_end_to_end_run_writes_a_loadable_model_with_card_logs_and_checkpoints(corpus, tmp_path):
+    out = tmp_path / "bert"
+    code = main(["bert", "--train-file", corpus["train"], "--validation-file", corpus["valid"], "--output-dir",
+                 str(out), "--vocab-size", "500", "--max-steps", "6", "--per-device-batch-size", "4",
+                 "--checkpoint-every", "2", "--keep-checkpoints", "2", "--eval-every", "3", "--log-every", "2",
+                 "--set", "num_hidden_layers=1", "--learning-rate", "1e-3"])
+    assert code == 0
+    model = AutoModelForPreTraining.from_pretrained(out)
+    assert model.config.num_hidden_layers == 1 and model.config.model_type == "lineage-bert"
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert model.config.vocab_size == len(tokenizer) <= 500
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_00000004", "step_00000006"]
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["step"] == 6 and results["examples_seen"] == 24
+    eval_results = results["eval"]
+    assert 0 <= eval_results["nsp_accuracy"] <= 1 and eval_results["mlm_loss"] > 0
+    assert eval_results["mlm_perplexity"] == pytest.approx(torch.tensor(eval_results["mlm_loss"]).exp().item())
+    assert "## Pre-training" in (out / "README.md").read_text()
+    assert any(p.name.startswith("events.out.tfevents") for p in (out / "logs").rglob("*"))
+    assert "auto_map" in json.loads((out / "config.json").read_text())
+
+
+def test_sigkill_and_resume_is_bit_identical_to_an_uninterrupted_run(corpus, tmp_path):
+    # Dropout stays on: the resumed run must restore the RNG exactly, not merely the weights.
+    reference = tmp_path / "reference"
+    run = cli(corpus, reference, "--max-steps", "1")
+    assert run.returncode == 0, run.stderr[-2000:]
+    per_epoch = json.loads((reference / "train_results.json").read_text())["steps_per_epoch"]
+    # Checkpoint exactly at the end of the first epoch, die one step later, finish two steps into epoch 2.
+    total, extra = per_epoch + 2, ["--checkpoint-every", str(per_epoch)]
+    run = cli(corpus, reference, "--max-steps", str(total), *extra, "--overwrite-output-dir")
+    assert run.returncode == 0, run.stderr[-2000:]
+
+    interrupted = tmp_path / "interrupted"
+    run = cli(corpus, interrupted, "--max-steps", str(total), *extra,
+              env={"HF_LINEAGE_TEST_KILL_AT_STEP": str(per_epoch + 1)})
+    assert run.returncode == -signal.SIGKILL
+    assert not (interrupted / "config.json").exists()  # a killed run leaves nothing that looks like a model
+    run = cli(corpus, interrupted, "--max-steps", str(total), *extra, "--resume-from", "latest")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"at step {per_epoch}" in run.stdout + run.stderr
+    a, b = weights(reference), weights(interrupted)
+    assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
+
+
+def test_two_processes_match_one_process_with_the_same_global_batch(corpus, tmp_path):
+    # Dropout off: it draws from each process's RNG, so it cannot match across world sizes (see pretrain.py).
+    no_dropout = ["--max-steps", "4", "--set", "hidden_dropout_prob=0", "--set", "attention_probs_dropout_prob=0"]
+    single = cli(corpus, tmp_path / "one", *no_dropout, "--per-device-batch-size", "8")
+    assert single.returncode == 0, single.stderr[-2000:]
+    launcher = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                "--main_process_port", "29517", "-m"]
+    double = cli(corpus, tmp_path / "two", *no_dropout, "--per-device-batch-size", "4",
+                 env={"ACCELERATE_USE_CPU": "1"}, launcher=launcher)
+    assert double.returncode == 0, double.stderr[-3000:]
+    accumulated = cli(corpus, tmp_path / "accumulated", *no_dropout, "--per-device-batch-size", "2",
+                      "--gradient-accumulation-steps", "4")
+    assert accumulated.returncode == 0, accumulated.stderr[-2000:]
+    one = weights(tmp_path / "one")
+    initial_gap = max_difference(one, weights(tmp_path / "two"))
+    assert initial_gap <= 1e-6
+    assert max_difference(one, weights(tmp_path / "accumulated")) <= 1e-6
+    # ...and the runs really trained (the comparison is not between untouched initial weights).
+    assert json.loads((tmp_path / "two" / "train_results.json").read_text())["examples_seen"] == 32
+
+
+def test_launched_processes_without_distributed_accelerate_are_refused(corpus, tmp_path):
+    # The real silent-failure case: torchrun starts 2 processes on a CPU machine without ACCELERATE_USE_CPU=1;
+    # Accelerate then reports one process in each and would train two unsynchronised replicas.
+    out = tmp_path / "replicas"
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29519",
+                "-m"]
+    run = cli(corpus, out, "--max-steps", "2", env={"ACCELERATE_USE_CPU": None}, launcher=launcher)
+    assert run.returncode != 0
+    assert "unsynchronised" in run.stderr and "ACCELERATE_USE_CPU=1" in run.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "make_args, message",
+    [
+        (lambda c, d: ["bert", "--train-file", str(d / "missing.txt")], "missing.txt: no such file"),
+        (lambda c, d: ["bert", "--train-file", str(d / "empty.txt")], "empty.txt is empty"),
+        (lambda c, d: ["bart", "--train-file", c["train"]], "Unknown family 'bart'"),
+        (lambda c, d: ["bert", "--config", "huge", "--train-file", c["train"]], "Unknown bert config 'huge'"),
+        (lambda c, d: ["bert", "--train-file", str(d / "headings.txt"), "--tokenizer", c["tokenizer"]],
+         "no tokens after tokenization"),
+    ],
+)
+def test_bad_input_fails_early_with_a_clear_message_and_writes_nothing(corpus, tmp_path, capsys, make_args,
+                                                                       message):
+    (tmp_path / "empty.txt").write_text("\n\n")
+    (tmp_path / "headings.txt").write_text(" = First = \n\n = Second = \n")  # WikiText with only headings
+    out = tmp_path / "out"
+    assert main([*make_args(corpus, tmp_path), "--output-dir", str(out), "--report-to", "none"]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_output_dir_holding_another_run_is_refused_untouched(corpus, tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("someone else's work")
+    args = ["bert", "--train-file", corpus["train"], "--output-dir", str(out), "--report-to", "none"]
+    assert main(args) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    (out / "run_args.json").write_text(json.dumps({"family": "bert", "seed": 1}))
+    assert main([*args, "--resume-from", "latest"]) == 2
+    assert "holds a different run" in capsys.readouterr().err
+
+
+def test_set_values_are_json_where_they_parse():
+    assert parse_set(["vector_size=300", "hs=true", "name=cbow", "alpha=0.025", "sizes=[1,2]"]) == {
+        "vector_size": 300, "hs": True, "name": "cbow", "alpha": 0.025, "sizes": [1, 2]}
+    with pytest.raises(PretrainError, match="name=value"):
+        parse_set(["window"])
+
+
+def test_bert_pretrains_under_transformers_trainer(corpus, tmp_path):
+    from transformers import Trainer, TrainingArguments
+
+    from hf_lineage import LineageBertConfig, LineageBertForPreTraining
+    from hf_lineage.data import DataCollatorForMaskedLM, create_next_sentence_examples, documents_from_text
+
+    tokenizer = AutoTokenizer.from_pretrained(corpus["tokenizer"])
+    lines = open(corpus["train"], encoding="utf-8").read().replace(" . ", " .\n").splitlines()
+    examples = create_next_sentence_examples(documents_from_text(lines), tokenizer, max_seq_length=64)
+    examples = [{**e, "mask_seed": i} for i, e in enumerate(examples[:64])]
+    model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny", vocab_size=len(tokenizer)))
+    trainer = Trainer(
+        model=model,
+        args=TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, num_train_epochs=4,
+                               learning_rate=3e-3, report_to=[], remove_unused_columns=False, save_strategy="no",
+                               logging_steps=1, use_cpu=True),
+        train_dataset=examples,
+        data_collator=DataCollatorForMaskedLM(tokenizer),
+    )
+    history = trainer.train()
+    losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
+    assert history.global_step == 32 and sum(losses[-4:]) / 4 < sum(losses[:4]) / 4 - 0.5
