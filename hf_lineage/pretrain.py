@@ -61,6 +61,8 @@ class PretrainArguments:
     dataset_name: str | None = None
     dataset_config: str | None = None
     text_column: str = "text"
+    streaming: bool = False
+    stream_buffer_documents: int = 1000
     tokenizer: str | None = None
     vocab_size: int | None = None
     max_seq_length: int | None = None
@@ -135,6 +137,8 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
     _check_files(args.train_file, "--train-file")
     _check_files(args.validation_file, "--validation-file")
+    if args.streaming and args.max_steps is None:
+        raise PretrainError("--streaming needs --max-steps (a stream has no known length to count epochs in)")
     if args.max_steps is None and args.num_epochs <= 0:
         raise PretrainError("--num-epochs must be positive (or give --max-steps)")
     for name in ("per_device_batch_size", "gradient_accumulation_steps", "max_seq_length"):
@@ -169,13 +173,14 @@ def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
 # --------------------------------------------------------------------------- data
 
 
-def load_text(args, split_files, split):
-    """A ``datasets`` dataset with one ``text`` column, from local files or the Hub."""
+def load_text(args, split_files, split, streaming=False):
+    """A ``datasets`` dataset with one ``text`` column, from local files or the Hub (an ``IterableDataset`` when
+    ``streaming``: read lazily, never held in memory or cached)."""
     import datasets
 
     if args.dataset_name:
         try:
-            dataset = datasets.load_dataset(args.dataset_name, args.dataset_config, split=split)
+            dataset = datasets.load_dataset(args.dataset_name, args.dataset_config, split=split, streaming=streaming)
         except ValueError:
             return None  # the Hub dataset has no such split
         if args.text_column != "text":
@@ -183,12 +188,17 @@ def load_text(args, split_files, split):
         return dataset.select_columns(["text"])
     if not split_files:
         return None
-    return datasets.load_dataset("text", data_files={split: split_files}, split=split)
+    return datasets.load_dataset("text", data_files={split: split_files}, split=split, streaming=streaming)
+
+
+def mask_seed(seed: int, epoch: int, index: int) -> int:
+    """The seed an example's masking is drawn from: a function of (seed, epoch, index) only, so an example is
+    masked the same way whichever process, batch or resumed run draws it, and differently in each epoch."""
+    return ((seed * 1_000_003 + epoch) * 1_000_000_007 + index) % (2**63 - 1)
 
 
 class SeededExamples(torch.utils.data.Dataset):
-    """Adds ``mask_seed`` to each example: a function of (seed, epoch, index) only, so an example is masked the
-    same way whichever process, batch or resumed run draws it, and differently in each epoch."""
+    """A prepared dataset whose examples carry their ``mask_seed``."""
 
     def __init__(self, examples, seed: int):
         self.examples, self.seed, self.epoch = examples, seed, 0
@@ -197,8 +207,19 @@ class SeededExamples(torch.utils.data.Dataset):
         return len(self.examples)
 
     def __getitem__(self, index):
-        mask_seed = ((self.seed * 1_000_003 + self.epoch) * len(self.examples) + index) % (2**63 - 1)
-        return {**self.examples[index], "mask_seed": mask_seed}
+        return {**self.examples[index], "mask_seed": mask_seed(self.seed, self.epoch, index)}
+
+
+class StreamedExamples(torch.utils.data.IterableDataset):
+    """The streaming counterpart: ``make_examples(epoch)`` yields examples; each gets the ``mask_seed`` of its
+    position in the stream."""
+
+    def __init__(self, make_examples, seed: int):
+        self.make_examples, self.seed, self.epoch = make_examples, seed, 0
+
+    def __iter__(self):
+        for index, example in enumerate(self.make_examples(self.epoch)):
+            yield {**example, "mask_seed": mask_seed(self.seed, self.epoch, index)}
 
 
 class EpochPermutationSampler(torch.utils.data.Sampler):
@@ -339,16 +360,18 @@ def pretrain(args: PretrainArguments) -> str:
     # Tokenizer and examples: the main process goes first (it trains the tokenizer and fills the datasets cache);
     # nothing is written to the output directory until the data has been checked.
     with accelerator.main_process_first():
-        raw_train = load_text(args, args.train_file, "train")
+        raw_train = load_text(args, args.train_file, "train", streaming=args.streaming)
         raw_eval = load_text(args, args.validation_file, "validation")
         if args.tokenizer:
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
         elif args.resume_from or not accelerator.is_main_process:
             tokenizer = AutoTokenizer.from_pretrained(str(output_dir))
         else:
-            tokenizer = objective.train_tokenizer(args.train_file, None if args.train_file else raw_train["text"])
+            texts = None if args.train_file else (row["text"] for row in islice(raw_train, 1_000_000))
+            tokenizer = objective.train_tokenizer(args.train_file, texts)
         config = objective.build_config(args.config, tokenizer, args.overrides)
-        train_examples = objective.prepare(raw_train, tokenizer, "train")
+        prepare = objective.prepare_stream if args.streaming else objective.prepare
+        train_examples = prepare(raw_train, tokenizer, "train")
         eval_examples = objective.prepare(raw_eval, tokenizer, "validation") if raw_eval is not None else None
         if accelerator.is_main_process and not args.resume_from:
             if args.overwrite_output_dir and output_dir.exists():
@@ -361,14 +384,17 @@ def pretrain(args: PretrainArguments) -> str:
     model = getattr(modeling, objective.model_class_name)(config)
 
     collate = objective.collator(tokenizer)
-    train_data = SeededExamples(train_examples, args.seed)
-    sampler = EpochPermutationSampler(len(train_data), args.seed)
     global_batch = args.per_device_batch_size * accelerator.num_processes
-    if len(train_data) < global_batch * args.gradient_accumulation_steps:
-        raise PretrainError(
-            f"{len(train_data)} training examples are fewer than one optimisation step needs "
-            f"({global_batch} × {args.gradient_accumulation_steps}); lower --per-device-batch-size"
-        )
+    if args.streaming:
+        sampler, train_data = None, StreamedExamples(train_examples, args.seed)
+    else:
+        train_data = SeededExamples(train_examples, args.seed)
+        sampler = EpochPermutationSampler(len(train_data), args.seed)
+        if len(train_data) < global_batch * args.gradient_accumulation_steps:
+            raise PretrainError(
+                f"{len(train_data)} training examples are fewer than one optimisation step needs "
+                f"({global_batch} × {args.gradient_accumulation_steps}); lower --per-device-batch-size"
+            )
     train_loader = torch.utils.data.DataLoader(
         train_data, batch_size=args.per_device_batch_size, sampler=sampler, collate_fn=collate, drop_last=True,
     )
@@ -378,7 +404,8 @@ def pretrain(args: PretrainArguments) -> str:
         eval_loader = torch.utils.data.DataLoader(eval_data, batch_size=args.per_device_eval_batch_size,
                                                   collate_fn=collate)
 
-    steps_per_epoch = len(train_loader) // accelerator.num_processes // args.gradient_accumulation_steps
+    steps_per_epoch = (None if args.streaming
+                       else len(train_loader) // accelerator.num_processes // args.gradient_accumulation_steps)
     max_steps = args.max_steps or max(1, math.ceil(args.num_epochs * steps_per_epoch))
     warmup = args.warmup_steps if args.warmup_steps is not None else math.ceil(args.warmup_ratio * max_steps)
     optimizer = build_optimizer(model, args)
@@ -408,7 +435,9 @@ def pretrain(args: PretrainArguments) -> str:
     model.train()
     running_loss, running_steps, started, results = torch.zeros((), device=accelerator.device), 0, time.time(), {}
     while state["step"] < max_steps:
-        sampler.epoch = train_data.epoch = state["epoch"]
+        train_data.epoch = state["epoch"]
+        if sampler is not None:
+            sampler.epoch = state["epoch"]
         loader = train_loader
         if state["batches_in_epoch"]:
             loader = accelerator.skip_first_batches(train_loader, state["batches_in_epoch"])

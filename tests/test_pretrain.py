@@ -97,6 +97,20 @@ def test_sigkill_and_resume_is_bit_identical_to_an_uninterrupted_run(corpus, tmp
     assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
 
 
+def test_streaming_run_resumes_bit_identically(corpus, tmp_path):
+    stream = ["--streaming", "--stream-buffer-documents", "3", "--max-steps", "5", "--checkpoint-every", "2"]
+    reference, interrupted = tmp_path / "reference", tmp_path / "interrupted"
+    assert cli(corpus, reference, *stream).returncode == 0
+    assert cli(corpus, interrupted, *stream, env={"HF_LINEAGE_TEST_KILL_AT_STEP": "3"}).returncode == -signal.SIGKILL
+    run = cli(corpus, interrupted, *stream, "--resume-from", "latest")
+    assert run.returncode == 0, run.stderr[-2000:]
+    a, b = weights(reference), weights(interrupted)
+    assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
+    assert json.loads((reference / "train_results.json").read_text())["examples_seen"] == 20
+    # Without --max-steps a stream has no length to count epochs in.
+    assert main(["bert", "--train-file", corpus["train"], "--streaming", "--output-dir", str(tmp_path / "x")]) == 2
+
+
 def test_two_processes_match_one_process_with_the_same_global_batch(corpus, tmp_path):
     # Dropout off: it draws from each process's RNG, so it cannot match across world sizes (see pretrain.py).
     no_dropout = ["--max-steps", "4", "--set", "hidden_dropout_prob=0", "--set", "attention_probs_dropout_prob=0"]

@@ -46,6 +46,11 @@ class PretrainingObjective:
         """Turn a ``datasets`` dataset with a ``text`` column into the examples the collator takes."""
         raise NotImplementedError
 
+    def prepare_stream(self, dataset, tokenizer, split):
+        """For ``--streaming``: given a ``datasets.IterableDataset`` with a ``text`` column, return a function of the
+        epoch that yields the examples the collator takes, deterministically for a given epoch."""
+        raise NotImplementedError(f"{self.family} does not support --streaming yet")
+
     def collator(self, tokenizer):
         raise NotImplementedError
 

@@ -43,34 +43,70 @@ class BertObjective(PretrainingObjective):
             )
         return config
 
-    def prepare(self, dataset, tokenizer, split):
-        wikitext = looks_like_wikitext(dataset.select(range(min(len(dataset), 1000)))["text"])
+    def _tokenized(self, dataset, tokenizer, split, first_lines):
+        """Each line as (does it start a document?, its sentences as token ids); ``datasets.map``, so cached and
+        parallel for files, lazy for streams."""
+        wikitext = looks_like_wikitext(first_lines)
 
-        def tokenize(batch):  # line -> (does it start a document?, its sentences as token ids)
+        def tokenize(batch):
             starts, sentences = zip(*(split_line(line, wikitext) for line in batch["text"]))
             flat = [s for line in sentences for s in line]
             ids = iter(tokenizer(flat, add_special_tokens=False, verbose=False)["input_ids"] if flat else [])
             return {"starts_document": list(starts), "sentences": [[next(ids) for _ in line] for line in sentences]}
 
-        tokenized = dataset.map(
-            tokenize, batched=True, num_proc=self.args.preprocessing_num_workers,
-            remove_columns=dataset.column_names, desc=f"Tokenizing {split}",
+        kwargs = {} if self.args.streaming else dict(num_proc=self.args.preprocessing_num_workers,
+                                                     desc=f"Tokenizing {split}")
+        return dataset.map(tokenize, batched=True, remove_columns=["text"], **kwargs)
+
+    @staticmethod
+    def _documents(rows):
+        """Group tokenized lines into documents (lists of sentences), yielding each when the next one starts."""
+        document = []
+        for row in rows:
+            if row["starts_document"] and document:
+                yield document
+                document = []
+            document.extend(s for s in row["sentences"] if s)
+        if document:
+            yield document
+
+    def _examples(self, documents, seed):
+        return next_sentence_examples_from_ids(
+            documents, self.tokenizer_ids[0], self.tokenizer_ids[1], max_seq_length=self.args.max_seq_length,
+            seed=seed,
         )
-        documents = [[]]
-        for starts, sentences in zip(tokenized["starts_document"], tokenized["sentences"]):
-            if starts and documents[-1]:
-                documents.append([])
-            documents[-1].extend(s for s in sentences if s)
-        documents = [doc for doc in documents if doc]
+
+    def prepare(self, dataset, tokenizer, split):
+        self.tokenizer_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id)
+        tokenized = self._tokenized(dataset, tokenizer, split, dataset[:1000]["text"])
+        documents = list(self._documents(tokenized))
         if not documents:
             raise ValueError(f"The {split} text has no tokens after tokenization")
-        examples = next_sentence_examples_from_ids(
-            documents, tokenizer.cls_token_id, tokenizer.sep_token_id,
-            max_seq_length=self.args.max_seq_length, seed=self.args.seed + (0 if split == "train" else 1),
-        )
         import datasets
 
-        return datasets.Dataset.from_list(examples)
+        return datasets.Dataset.from_list(self._examples(documents, self.args.seed + (split != "train")))
+
+    def prepare_stream(self, dataset, tokenizer, split):
+        """For corpora streamed from disk or the Hub: NSP examples are built from buffers of
+        ``stream_buffer_documents`` consecutive documents (random segments B come from the same buffer)."""
+        self.tokenizer_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id)
+        first_lines = [row["text"] for row in dataset.take(1000)]
+        if not any(split_line(line, looks_like_wikitext(first_lines))[1] for line in first_lines):
+            raise ValueError(f"The {split} text has no tokens after tokenization (first 1000 lines)")
+        tokenized = self._tokenized(dataset, tokenizer, split, first_lines)
+        buffer_size = self.args.stream_buffer_documents
+
+        def examples(epoch):
+            buffer, chunk = [], 0
+            for document in self._documents(tokenized):
+                buffer.append(document)
+                if len(buffer) == buffer_size:
+                    yield from self._examples(buffer, self.args.seed + 7919 * (epoch * 1_000_003 + chunk))
+                    buffer, chunk = [], chunk + 1
+            if len(buffer) >= 2:
+                yield from self._examples(buffer, self.args.seed + 7919 * (epoch * 1_000_003 + chunk))
+
+        return examples
 
     def collator(self, tokenizer):
         return DataCollatorForMaskedLM(tokenizer)
