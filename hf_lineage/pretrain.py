@@ -373,6 +373,12 @@ def pretrain(args: PretrainArguments) -> str:
         prepare = objective.prepare_stream if args.streaming else objective.prepare
         train_examples = prepare(raw_train, tokenizer, "train")
         eval_examples = objective.prepare(raw_eval, tokenizer, "validation") if raw_eval is not None else None
+        global_batch = args.per_device_batch_size * accelerator.num_processes
+        if not args.streaming and len(train_examples) < global_batch * args.gradient_accumulation_steps:
+            raise PretrainError(
+                f"{len(train_examples)} training examples are fewer than one optimisation step needs "
+                f"({global_batch} × {args.gradient_accumulation_steps}); lower --per-device-batch-size"
+            )
         if accelerator.is_main_process and not args.resume_from:
             if args.overwrite_output_dir and output_dir.exists():
                 shutil.rmtree(output_dir)
@@ -384,17 +390,11 @@ def pretrain(args: PretrainArguments) -> str:
     model = getattr(modeling, objective.model_class_name)(config)
 
     collate = objective.collator(tokenizer)
-    global_batch = args.per_device_batch_size * accelerator.num_processes
     if args.streaming:
         sampler, train_data = None, StreamedExamples(train_examples, args.seed)
     else:
         train_data = SeededExamples(train_examples, args.seed)
         sampler = EpochPermutationSampler(len(train_data), args.seed)
-        if len(train_data) < global_batch * args.gradient_accumulation_steps:
-            raise PretrainError(
-                f"{len(train_data)} training examples are fewer than one optimisation step needs "
-                f"({global_batch} × {args.gradient_accumulation_steps}); lower --per-device-batch-size"
-            )
     train_loader = torch.utils.data.DataLoader(
         train_data, batch_size=args.per_device_batch_size, sampler=sampler, collate_fn=collate, drop_last=True,
     )
@@ -434,6 +434,8 @@ def pretrain(args: PretrainArguments) -> str:
                     desc=f"pretrain {args.family}")
     model.train()
     running_loss, running_steps, started, results = torch.zeros((), device=accelerator.device), 0, time.time(), {}
+    # Non-padding tokens trained on by this process, and seconds spent in the loop (for throughput numbers).
+    tokens, loop_started = torch.zeros((), dtype=torch.long, device=accelerator.device), time.time()
     while state["step"] < max_steps:
         train_data.epoch = state["epoch"]
         if sampler is not None:
@@ -463,6 +465,7 @@ def pretrain(args: PretrainArguments) -> str:
                     # The loss is already normalised by global counts; undo DDP's averaging over processes.
                     accelerator.backward(loss * world)
                 running_loss += loss.detach()
+                tokens += batch["attention_mask"].sum() if "attention_mask" in batch else batch["input_ids"].numel()
             if args.max_grad_norm:
                 accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
             optimizer.step()
@@ -495,6 +498,8 @@ def pretrain(args: PretrainArguments) -> str:
         state["epoch"] += 1
         state["batches_in_epoch"] = 0
     progress.close()
+    train_runtime = time.time() - loop_started
+    tokens = accelerator.reduce(tokens, "sum").item()
 
     if eval_loader is not None:
         results = evaluate(model, eval_loader, objective, accelerator, args.max_eval_batches)
@@ -511,7 +516,8 @@ def pretrain(args: PretrainArguments) -> str:
         save_final(accelerator.unwrap_model(model), tokenizer, output_dir, card_extra)
         (output_dir / "train_results.json").write_text(json.dumps(
             {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": steps_per_epoch,
-             "examples_seen": state["examples_seen"], "eval": results}, indent=2))
+             "examples_seen": state["examples_seen"], "train_runtime": train_runtime,
+             "train_tokens_per_second": tokens / train_runtime, "eval": results}, indent=2))
     accelerator.end_training()
     return str(output_dir)
 

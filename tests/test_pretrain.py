@@ -154,6 +154,8 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
         (lambda c, d: ["bert", "--config", "huge", "--train-file", c["train"]], "Unknown bert config 'huge'"),
         (lambda c, d: ["bert", "--train-file", str(d / "headings.txt"), "--tokenizer", c["tokenizer"]],
          "no tokens after tokenization"),
+        (lambda c, d: ["bert", "--train-file", c["train"], "--tokenizer", c["tokenizer"],
+                       "--per-device-batch-size", "100000"], "fewer than one optimisation step"),
     ],
 )
 def test_bad_input_fails_early_with_a_clear_message_and_writes_nothing(corpus, tmp_path, capsys, make_args,
@@ -208,3 +210,23 @@ def test_bert_pretrains_under_transformers_trainer(corpus, tmp_path):
     history = trainer.train()
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     assert history.global_step == 32 and sum(losses[-4:]) / 4 < sum(losses[:4]) / 4 - 0.5
+
+
+def test_an_interrupted_final_save_leaves_nothing_that_looks_like_a_model(tmp_path, monkeypatch, wordpiece_tokenizer):
+    from hf_lineage import LineageBertConfig, LineageBertForPreTraining
+    from hf_lineage.pretrain import save_final
+
+    model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny", vocab_size=len(wordpiece_tokenizer)))
+
+    def killed(*args, **kwargs):  # the process dies after the weights were written, before the tokenizer
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(wordpiece_tokenizer), "save_pretrained", killed)
+    with pytest.raises(KeyboardInterrupt):
+        save_final(model, wordpiece_tokenizer, tmp_path, "")
+    assert not (tmp_path / "config.json").exists() and not (tmp_path / "model.safetensors").exists()
+    monkeypatch.undo()
+    save_final(model, wordpiece_tokenizer, tmp_path, "\nextra card text\n")  # a later save cleans up and completes
+    assert AutoModelForPreTraining.from_pretrained(tmp_path).config.vocab_size == len(wordpiece_tokenizer)
+    assert "extra card text" in (tmp_path / "README.md").read_text()
+    assert not any(p.name.endswith(".partial") for p in tmp_path.iterdir())
