@@ -539,6 +539,26 @@ def parse_set(pairs: list[str]) -> dict:
     return overrides
 
 
+FLAG_HELP = {
+    "config": "named size of the family's config (e.g. tiny, base)",
+    "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents",
+    "validation_file": "held-out text for periodic evaluation",
+    "dataset_name": "a datasets Hub name instead of --train-file (online)",
+    "streaming": "read the corpus lazily (needs --max-steps)",
+    "stream_buffer_documents": "documents per buffer when streaming (BERT draws random NSP segments in it)",
+    "tokenizer": "an existing tokenizer folder; default: train the family's tokenizer on the training text",
+    "vocab_size": "vocabulary size of the tokenizer trained here",
+    "max_steps": "optimiser steps (overrides --num-epochs)",
+    "mixed_precision": "no, bf16 or fp16",
+    "checkpoint_every": "save a resumable checkpoint every N steps",
+    "keep_checkpoints": "how many recent checkpoints to keep",
+    "resume_from": "'latest' or a checkpoint folder of this output dir",
+    "eval_every": "evaluate on --validation-file every N steps (and always at the end)",
+    "report_to": "Accelerate tracker: tensorboard, wandb, ... or none",
+    "overwrite_output_dir": "delete what the output dir holds first",
+}
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     from .objectives import OBJECTIVES
 
@@ -552,13 +572,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
+        help_text = FLAG_HELP.get(f.name, "default: the family's (from its paper)" if f.default is None else None)
         if f.type == "bool":
-            parser.add_argument(flag, action="store_true")
+            parser.add_argument(flag, action="store_true", help=help_text)
         elif f.name in ("train_file", "validation_file"):
-            parser.add_argument(flag, nargs="+")
+            parser.add_argument(flag, nargs="+", help=help_text)
         else:
             kind = {"int | None": int, "float | None": float, "int": int, "float": float}.get(f.type, str)
-            parser.add_argument(flag, type=kind, default=f.default)
+            parser.add_argument(flag, type=kind, default=f.default, help=help_text)
     return parser
 
 
