@@ -167,20 +167,13 @@ def create_next_sentence_examples(
     >>> examples[0].keys()                                                    # doctest: +SKIP
     dict_keys(['input_ids', 'token_type_ids', 'next_sentence_label'])
     """
-    if max_seq_length < 5:
-        raise ValueError("max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B).")
     if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None:
         raise ValueError("The tokenizer needs [CLS] and [SEP] tokens.")
     documents = [list(doc) for doc in documents]  # allow generators; iterated twice below
     # Tokenize all sentences in one batched call (fast), then regroup per document.
     sentences = [s.strip() for doc in documents for s in doc]
-    encoded = tokenizer(sentences, add_special_tokens=False)["input_ids"] if sentences else []
-    docs, pos = [], 0
-    for doc in documents:
-        tokenized = [ids for ids in encoded[pos : pos + len(doc)] if ids]
-        pos += len(doc)
-        if tokenized:
-            docs.append(tokenized)
+    encoded = iter(tokenizer(sentences, add_special_tokens=False)["input_ids"] if sentences else [])
+    docs = [[next(encoded) for _ in doc] for doc in documents]
     return next_sentence_examples_from_ids(
         docs, tokenizer.cls_token_id, tokenizer.sep_token_id, max_seq_length=max_seq_length,
         short_seq_prob=short_seq_prob, nsp_probability=nsp_probability, seed=seed, dupe_factor=dupe_factor,
