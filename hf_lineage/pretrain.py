@@ -433,7 +433,8 @@ def pretrain(args: PretrainArguments) -> str:
     progress = tqdm(total=max_steps, initial=state["step"], disable=not accelerator.is_local_main_process,
                     desc=f"pretrain {args.family}")
     model.train()
-    running_loss, running_steps, started, results = torch.zeros((), device=accelerator.device), 0, time.time(), {}
+    running_loss, running_steps, started = torch.zeros((), device=accelerator.device), 0, time.time()
+    results, evaluated_at = {}, None
     # Non-padding tokens trained on by this process, and seconds spent in the loop (for throughput numbers).
     tokens, loop_started = torch.zeros((), dtype=torch.long, device=accelerator.device), time.time()
     while state["step"] < max_steps:
@@ -444,6 +445,7 @@ def pretrain(args: PretrainArguments) -> str:
         if state["batches_in_epoch"]:
             loader = accelerator.skip_first_batches(train_loader, state["batches_in_epoch"])
         batches = iter(loader)
+        step_at_epoch_start = state["step"]
         while state["step"] < max_steps:
             micro_batches = list(islice(batches, accum))
             if resumed_rng is not None:
@@ -452,6 +454,8 @@ def pretrain(args: PretrainArguments) -> str:
                 set_rng_states(resumed_rng)
                 resumed_rng = None
             if len(micro_batches) < accum:
+                if state["step"] == step_at_epoch_start and not state["batches_in_epoch"]:
+                    raise PretrainError("the training data yields fewer examples than one optimisation step")
                 break  # end of the epoch
             counts = {}
             for batch in micro_batches:
@@ -487,6 +491,7 @@ def pretrain(args: PretrainArguments) -> str:
                 running_steps, started = 0, time.time()
             if eval_loader is not None and args.eval_every and state["step"] % args.eval_every == 0:
                 results = evaluate(model, eval_loader, objective, accelerator, args.max_eval_batches)
+                evaluated_at = state["step"]
                 accelerator.log({f"eval/{k}": v for k, v in results.items()}, step=state["step"])
                 accelerator.print(f"step {state['step']}: " + ", ".join(f"{k}={v:.4f}" for k, v in results.items()))
             if args.checkpoint_every and state["step"] % args.checkpoint_every == 0:
@@ -494,14 +499,14 @@ def pretrain(args: PretrainArguments) -> str:
             if kill_at and state["step"] == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
         else:
-            break
+            break  # max_steps reached inside the epoch
         state["epoch"] += 1
         state["batches_in_epoch"] = 0
     progress.close()
     train_runtime = time.time() - loop_started
     tokens = accelerator.reduce(tokens, "sum").item()
 
-    if eval_loader is not None:
+    if eval_loader is not None and evaluated_at != state["step"]:
         results = evaluate(model, eval_loader, objective, accelerator, args.max_eval_batches)
         accelerator.log({f"eval/{k}": v for k, v in results.items()}, step=state["step"])
     accelerator.wait_for_everyone()

@@ -109,6 +109,11 @@ def test_streaming_run_resumes_bit_identically(corpus, tmp_path):
     assert json.loads((reference / "train_results.json").read_text())["examples_seen"] == 20
     # Without --max-steps a stream has no length to count epochs in.
     assert main(["bert", "--train-file", corpus["train"], "--streaming", "--output-dir", str(tmp_path / "x")]) == 2
+    # A stream shorter than one step is an error, not an endless loop over empty epochs.
+    tiny_stream = main(["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--streaming",
+                        "--max-steps", "2", "--per-device-batch-size", "100000", "--report-to", "none",
+                        "--output-dir", str(tmp_path / "y")])
+    assert tiny_stream == 2
 
 
 def test_two_processes_match_one_process_with_the_same_global_batch(corpus, tmp_path):
