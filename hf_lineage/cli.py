@@ -18,7 +18,7 @@ def _families(args) -> int:
         config_class, modeling = family_classes(family)
         sizes = ", ".join(config_class.named_sizes)
         print(f"{family:10s} model_type={config_class.model_type:14s} sizes: {sizes}")
-        print(f"{'':10s} classes: {', '.join(modeling.AUTO_CLASSES.values())}")
+        print(f"{'':10s} classes: {', '.join(dict.fromkeys(modeling.AUTO_CLASSES.values()))}")
     return 0
 
 

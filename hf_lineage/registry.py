@@ -12,6 +12,7 @@ from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
 
 # family name -> (configuration module, config class name, modeling module)
 FAMILIES = {
+    "gpt": ("configuration_lineage_gpt", "LineageGPTConfig", "modeling_lineage_gpt"),
     "bert": ("configuration_lineage_bert", "LineageBertConfig", "modeling_lineage_bert"),
 }
 

@@ -9,10 +9,10 @@
     >>> to_transformers(lineage).save_pretrained("exported")   # loads with plain transformers
 """
 
-from . import bert
+from . import bert, gpt
 
 # module per family; each has CLASS_PAIRS {transformers class name: lineage class name}, from_/to_transformers
-_CONVERTERS = [bert]
+_CONVERTERS = [bert, gpt]
 
 
 def _converter_for(class_name: str, lineage_side: bool):

@@ -15,7 +15,7 @@ def pack_into_blocks(batch: dict[str, list[list[int]]], block_size: int, separat
     little is lost (at most ``block_size - 1`` tokens per map batch).
 
     >>> pack_into_blocks({"input_ids": [[1, 2, 3], [4, 5], [6, 7, 8, 9]]}, block_size=4, separator_id=0)
-    {'input_ids': [[1, 2, 3, 0], [4, 5, 0, 6]]}
+    {'input_ids': [[1, 2, 3, 0], [4, 5, 0, 6], [7, 8, 9, 0]]}
     >>> # dataset.map(pack_into_blocks, batched=True, batch_size=1000, fn_kwargs={"block_size": 512},
     >>> #             remove_columns=dataset.column_names)
     """

@@ -18,5 +18,15 @@ from .modeling_lineage_bert import (
     LineageBertModel,
     LineageBertPreTrainedModel,
 )
+from .configuration_lineage_gpt import LineageGPTConfig
+from .modeling_lineage_gpt import (
+    LineageGPTForCausalLM,
+    LineageGPTForMultipleChoice,
+    LineageGPTForSequenceClassification,
+    LineageGPTForTokenClassification,
+    LineageGPTModel,
+    LineageGPTPreTrainedModel,
+    LineageGPTTaskOutput,
+)
 
-__all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel"]
+__all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput"]

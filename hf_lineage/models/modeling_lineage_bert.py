@@ -32,7 +32,18 @@ from transformers.modeling_outputs import (
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_bert import LineageBertConfig
-from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, check_same_shape, cross_entropy
+from .modeling_lineage_utils import (
+    LineagePreTrainedModel,
+    attention,
+    causal_attention_mask,
+    check_ids_in_range,
+    check_same_shape,
+    classifier_dropout,
+    config_flag,
+    cross_entropy,
+    sequence_classification_loss,
+    tuple_or_dict,
+)
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
 AUTO_CLASSES = {
@@ -72,23 +83,6 @@ class LineageBertEmbeddings(nn.Module):
             segment = self.token_type_embeddings(token_type_ids)
         embeddings = inputs_embeds + segment + self.position_embeddings(position_ids)  # (B, T, C)
         return self.dropout(self.LayerNorm(embeddings))
-
-
-def attention(q, k, v, mask, is_causal, dropout_p, need_weights):
-    """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
-
-    SDPA (fused, no T×T matrix kept for backward on most backends) unless the caller asked for the weights.
-    """
-    if not need_weights:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
-    scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
-    if is_causal:
-        T, S = scores.shape[-2:]
-        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril(S - T)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = scores.softmax(dim=-1)
-    return F.dropout(weights, p=dropout_p) @ v, weights
 
 
 class LineageBertAttention(nn.Module):
@@ -270,10 +264,6 @@ class LineageBertPreTrainedModel(LineagePreTrainedModel):
             init.zeros_(module.bias)
 
 
-def _config_flag(value, default):
-    return default if value is None else value
-
-
 class LineageBertModel(LineageBertPreTrainedModel):
     """The bare encoder (or, with ``is_decoder``, decoder): embeddings → N layers → pooler.
 
@@ -318,20 +308,10 @@ class LineageBertModel(LineageBertPreTrainedModel):
 
     def _self_attention_mask(self, attention_mask, B, T, past_length, device):
         """Boolean (B, 1, T, S) mask, True where a query may attend; None when SDPA needs none."""
-        S = past_length + T
+        if self.config.is_decoder:
+            return causal_attention_mask(attention_mask, T, past_length, device)
         padded = attention_mask is not None and not bool(attention_mask.all())
-        if not self.config.is_decoder:
-            return attention_mask.bool()[:, None, None, :] if padded else None  # (B, 1, 1, T)
-        if not padded and (past_length == 0 or T == 1):
-            return None  # plain causal attention (is_causal) or one new token that may see everything
-        # Query i sits at absolute position past_length + i and may see keys 0 .. past_length + i.
-        mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past_length)[None, None]  # (1, 1, T, S)
-        if padded:
-            mask = mask & attention_mask.bool()[:, None, None, -S:]
-            # A query with nothing to attend to (left padding) would produce NaN: let it see everything instead;
-            # its output is padding and never used.
-            mask = mask | ~mask.any(dim=-1, keepdim=True)
-        return mask
+        return attention_mask.bool()[:, None, None, :] if padded else None  # (B, 1, 1, T)
 
     def forward(
         self,
@@ -350,10 +330,10 @@ class LineageBertModel(LineageBertPreTrainedModel):
         **kwargs,
     ):
         config = self.config
-        output_attentions = _config_flag(output_attentions, config.output_attentions)
-        output_hidden_states = _config_flag(output_hidden_states, config.output_hidden_states)
-        return_dict = _config_flag(return_dict, config.return_dict)
-        use_cache = config.is_decoder and _config_flag(use_cache, config.use_cache) and not self.training
+        output_attentions = config_flag(output_attentions, config.output_attentions)
+        output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
+        return_dict = config_flag(return_dict, config.return_dict)
+        use_cache = config.is_decoder and config_flag(use_cache, config.use_cache) and not self.training
         if use_cache and past_key_values is None:
             past_key_values = (
                 EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
@@ -385,10 +365,6 @@ class LineageBertModel(LineageBertPreTrainedModel):
             cross_attentions=all_cross,
         )
         return output if return_dict else output.to_tuple()
-
-
-def _tuple_or_dict(output: ModelOutput, return_dict, config):
-    return output if _config_flag(return_dict, config.return_dict) else output.to_tuple()
 
 
 @dataclass
@@ -471,7 +447,7 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForMaskedLM(LineageBertPreTrainedModel):
@@ -504,7 +480,7 @@ class LineageBertForMaskedLM(LineageBertPreTrainedModel):
         )
         output = MaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                 attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
@@ -553,7 +529,7 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
             hidden_states=outputs.hidden_states, attentions=outputs.attentions,
             cross_attentions=outputs.cross_attentions,
         )
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
@@ -577,30 +553,7 @@ class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
         loss = None if labels is None else cross_entropy(logits, labels.view(-1))
         output = NextSentencePredictorOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                              attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
-
-
-def _classifier_dropout(config):
-    return nn.Dropout(config.classifier_dropout if config.classifier_dropout is not None
-                      else config.hidden_dropout_prob)
-
-
-def sequence_classification_loss(config, logits, labels):
-    """Regression (1 label), single-label or multi-label classification, chosen as transformers does."""
-    if config.problem_type is None:
-        if config.num_labels == 1:
-            config.problem_type = "regression"
-        elif labels.dtype in (torch.long, torch.int):
-            config.problem_type = "single_label_classification"
-        else:
-            config.problem_type = "multi_label_classification"
-    if config.problem_type == "regression":
-        return F.mse_loss(logits.squeeze(-1).float(), labels.squeeze(-1).float())
-    if config.problem_type == "single_label_classification":
-        if labels.numel() and (int(labels.max()) >= config.num_labels or int(labels.min()) < -100):
-            raise ValueError(f"labels contain {int(labels.max())}, but the model has num_labels={config.num_labels}")
-        return cross_entropy(logits, labels.view(-1))
-    return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
@@ -610,7 +563,7 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.bert = LineageBertModel(config)
-        self.dropout = _classifier_dropout(config)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
@@ -625,7 +578,7 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
         output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                           attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForTokenClassification(LineageBertPreTrainedModel):
@@ -635,7 +588,7 @@ class LineageBertForTokenClassification(LineageBertPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.bert = LineageBertModel(config, add_pooling_layer=False)
-        self.dropout = _classifier_dropout(config)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
@@ -653,7 +606,7 @@ class LineageBertForTokenClassification(LineageBertPreTrainedModel):
             loss = cross_entropy(logits, labels, kwargs.get("num_items_in_batch"))
         output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                        attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
@@ -665,7 +618,7 @@ class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.bert = LineageBertModel(config)
-        self.dropout = _classifier_dropout(config)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, 1)
         self.post_init()
 
@@ -688,7 +641,7 @@ class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
         loss = None if labels is None else cross_entropy(logits, labels.view(-1))
         output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                            attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
@@ -719,7 +672,7 @@ class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
                     + F.cross_entropy(end_logits.float(), end, ignore_index=T)) / 2
         output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
                                               hidden_states=outputs.hidden_states, attentions=outputs.attentions)
-        return _tuple_or_dict(output, return_dict, self.config)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 __all__ = ["LineageBertPreTrainedModel", *AUTO_CLASSES.values()]

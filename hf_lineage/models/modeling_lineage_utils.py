@@ -9,10 +9,14 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from transformers import PreTrainedModel
+from transformers.utils import ModelOutput
 
 # Cited in model cards, one line per family.
 PAPERS = {
+    "lineage-gpt": "Radford et al. (2018), Improving Language Understanding by Generative Pre-Training. "
+    "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf",
     "lineage-bert": "Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
     "Understanding. https://arxiv.org/abs/1810.04805",
 }
@@ -123,3 +127,120 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch
     if torch.is_tensor(num_items_in_batch):
         num_items_in_batch = num_items_in_batch.to(loss.device)
     return loss / num_items_in_batch
+
+
+class _VocabularyCrossEntropy(torch.autograd.Function):
+    """Mean (or sum / ``divisor``) token cross entropy of (N, V) logits, computed in float32 a block of rows at a
+    time. ``F.cross_entropy`` materialises three more (N, V) tensors — float32 log-probabilities kept for the
+    backward pass, zeros for the NLL gradient and the log-softmax gradient (plus a float32 copy of bf16 logits
+    under autocast); for a language model's (B·T, vocabulary) logits those are the largest tensors of a training
+    step. Here the forward keeps only a log-sum-exp per row and the backward writes softmax − one-hot straight
+    into the one gradient tensor it returns."""
+
+    ROW_BLOCK_ELEMENTS = 2**21  # 8 MB of float32 per block: stays in cache and in the allocator's reused memory
+
+    @staticmethod
+    def forward(ctx, logits, labels, divisor):
+        N, V = logits.shape
+        rows = max(1, _VocabularyCrossEntropy.ROW_BLOCK_ELEMENTS // V)
+        valid = labels != -100
+        target = labels.masked_fill(~valid, 0)
+        lse = torch.empty(N, dtype=torch.float32, device=logits.device)
+        for s in range(0, N, rows):
+            lse[s : s + rows] = torch.logsumexp(logits[s : s + rows].float(), dim=-1)
+        picked = logits.gather(1, target[:, None]).squeeze(1).float()  # logit of the right token, (N,)
+        ctx.save_for_backward(logits, target, valid, lse, torch.as_tensor(divisor, device=logits.device))
+        return ((lse - picked) * valid).sum() / divisor
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        logits, target, valid, lse, divisor = ctx.saved_tensors
+        N, V = logits.shape
+        rows = max(1, _VocabularyCrossEntropy.ROW_BLOCK_ELEMENTS // V)
+        scale = (grad_loss / divisor) * valid  # (N,): 0 for ignored rows
+        grad = torch.empty_like(logits)
+        for s in range(0, N, rows):
+            # softmax of the block, computed in the gradient's own memory when that is float32 already
+            out = grad[s : s + rows] if grad.dtype == torch.float32 else None
+            p = torch.sub(logits[s : s + rows].float(), lse[s : s + rows, None], out=out).exp_()  # (rows, V)
+            p[torch.arange(p.shape[0], device=p.device), target[s : s + rows]] -= 1
+            p.mul_(scale[s : s + rows, None])
+            if out is None:
+                grad[s : s + rows] = p
+        return grad, None, None
+
+
+def vocabulary_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
+    """``cross_entropy`` (-100 ignored, float32 maths, ``num_items_in_batch`` as there) for logits over a large
+    vocabulary, without the (N, V) temporaries of ``F.cross_entropy``; same value and gradient."""
+    logits = logits.reshape(-1, logits.size(-1))
+    labels = labels.reshape(-1).to(logits.device)
+    divisor = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
+    return _VocabularyCrossEntropy.apply(logits, labels, divisor)
+
+
+def sequence_classification_loss(config, logits, labels):
+    """Regression (1 label), single-label or multi-label classification, chosen as transformers does."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return F.mse_loss(logits.squeeze(-1).float(), labels.squeeze(-1).float())
+    if config.problem_type == "single_label_classification":
+        if labels.numel() and (int(labels.max()) >= config.num_labels or int(labels.min()) < -100):
+            raise ValueError(f"labels contain {int(labels.max())}, but the model has num_labels={config.num_labels}")
+        return cross_entropy(logits, labels.view(-1))
+    return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
+
+
+def attention(q, k, v, mask, is_causal, dropout_p, need_weights):
+    """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
+
+    SDPA (fused, no T×T matrix kept for backward on most backends) unless the caller asked for the weights.
+    """
+    if not need_weights:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
+    scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
+    if is_causal:
+        T, S = scores.shape[-2:]
+        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril(S - T)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return F.dropout(weights, p=dropout_p) @ v, weights
+
+
+def causal_attention_mask(attention_mask, T, past_length, device):
+    """Boolean (B, 1, T, S) mask for T new queries after ``past_length`` cached keys, True where a query may attend
+    (itself, the past, no padding); None when plain causal attention is right (SDPA's ``is_causal``, or one new
+    token that may see everything). ``attention_mask`` is (B, S) over past and new tokens, or None."""
+    S = past_length + T
+    padded = attention_mask is not None and not bool(attention_mask.all())
+    if not padded and (past_length == 0 or T == 1):
+        return None
+    # Query i sits at absolute position past_length + i and may see keys 0 .. past_length + i.
+    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past_length)[None, None]  # (1, 1, T, S)
+    if padded:
+        mask = mask & attention_mask.bool()[:, None, None, -S:]
+        # A query with nothing to attend to (left padding) would produce NaN: let it see everything instead;
+        # its output is padding and never used.
+        mask = mask | ~mask.any(dim=-1, keepdim=True)
+    return mask
+
+
+def classifier_dropout(config) -> nn.Dropout:
+    """Dropout before a task classifier: ``config.classifier_dropout``, else the hidden dropout."""
+    return nn.Dropout(config.classifier_dropout if config.classifier_dropout is not None
+                      else config.hidden_dropout_prob)
+
+
+def config_flag(value, default):
+    return default if value is None else value
+
+
+def tuple_or_dict(output: ModelOutput, return_dict, config):
+    return output if config_flag(return_dict, config.return_dict) else output.to_tuple()

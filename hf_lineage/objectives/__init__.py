@@ -15,6 +15,7 @@ import torch
 
 # family -> "module:class"
 OBJECTIVES = {
+    "gpt": "hf_lineage.objectives.gpt:GPTObjective",
     "bert": "hf_lineage.objectives.bert:BertObjective",
 }
 
