@@ -372,3 +372,20 @@ def test_fill_mask_and_feature_extraction_pipelines(tmp_path, wordpiece_tokenize
     n_tokens = len(wordpiece_tokenizer("the quick brown fox")["input_ids"])
     assert torch.tensor(features).shape == (1, n_tokens, model.config.hidden_size)
     assert isinstance(AutoModel.from_pretrained(tmp_path), LineageBertModel)
+
+
+def test_trainer_gradient_accumulation_equals_one_big_batch_for_classification(tmp_path):
+    from transformers import Trainer, TrainingArguments
+
+    config = tiny(num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    data = [{"input_ids": torch.randint(5, 99, (8,)).tolist(), "labels": i % 3} for i in range(8)]
+    weights = []
+    for batch_size, accumulation in ((8, 1), (2, 4)):
+        torch.manual_seed(0)
+        model = hf_lineage.LineageBertForSequenceClassification(config)
+        args = TrainingArguments(output_dir=str(tmp_path / str(batch_size)), per_device_train_batch_size=batch_size,
+                                 gradient_accumulation_steps=accumulation, max_steps=1, learning_rate=1e-2,
+                                 report_to=[], save_strategy="no", use_cpu=True, optim="sgd")
+        Trainer(model=model, args=args, train_dataset=data).train()
+        weights.append(model.classifier.weight.detach().clone())
+    torch.testing.assert_close(weights[0], weights[1], atol=1e-6, rtol=1e-5)

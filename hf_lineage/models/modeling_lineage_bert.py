@@ -404,6 +404,7 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
         >>> out.loss.backward()
     """
 
+    accepts_loss_kwargs = False  # NSP is a per-batch mean under Trainer (only the engine passes sequence counts)
     _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
 
     def __init__(self, config):
@@ -535,6 +536,8 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
 class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
     """The NSP head alone: label 0 means segment B follows segment A, 1 means B is random."""
 
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
+
     def __init__(self, config):
         super().__init__(config)
         self.bert = LineageBertModel(config)
@@ -558,6 +561,8 @@ class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
 
 class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
     """Classifier on the pooled [CLS] representation; sentence pairs go in as segments A and B."""
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
 
     def __init__(self, config):
         super().__init__(config)
@@ -615,6 +620,8 @@ class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
     Inputs have shape (B, num_choices, T).
     """
 
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
+
     def __init__(self, config):
         super().__init__(config)
         self.bert = LineageBertModel(config)
@@ -646,6 +653,8 @@ class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
 
 class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
     """Extractive QA (SQuAD): start and end logits for every token."""
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
 
     def __init__(self, config):
         super().__init__(config)

@@ -30,6 +30,11 @@ class LineagePreTrainedModel(PreTrainedModel):
     ``AutoModelForMaskedLM.from_pretrained(folder, trust_remote_code=True)`` works on a folder saved from the
     pre-training model, and it writes a model card when the folder has none.
 
+    Losses: heads whose loss is a sum over labelled items divided by ``num_items_in_batch`` (token-level heads) take
+    it from Trainer or the engine, so gradient accumulation equals one big batch. Heads whose loss is a per-batch
+    mean set ``accepts_loss_kwargs = False``: otherwise their ``**kwargs`` forward makes Trainer believe the loss is
+    already normalised over the accumulated batch and skip dividing it by the accumulation steps.
+
     A family's modeling module declares ``AUTO_CLASSES = {"AutoModel": "LineageBertModel", ...}``; the package's
     registry reads the same table to register the classes, so the table is the single source of truth.
     """
