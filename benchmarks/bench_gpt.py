@@ -38,7 +38,7 @@ import torch
 import transformers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_bert_pretraining import ADAMW, CpuWatch, cpu_model_name  # noqa: E402
+from bench_bert_pretraining import ADAMW, CpuWatch, cpu_model_name, make_step  # noqa: E402
 
 import hf_lineage  # noqa: E402,F401  (registers the lineage model types)
 from hf_lineage.convert import from_transformers  # noqa: E402
@@ -58,20 +58,6 @@ def build_models(layers, seed=0):
     c = ours.config
     assert (c.hidden_dropout_prob, c.embedding_dropout_prob, c.attention_probs_dropout_prob) == (0.0, 0.0, 0.0)
     return ours, theirs
-
-
-def make_step(model, batch, precision, adamw):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2.5e-4, **ADAMW[adamw])
-
-    def step():
-        with autocast(precision):
-            loss = model(**batch).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
-
-    return step
 
 
 def interleaved(fns, args, warmup):
@@ -116,8 +102,8 @@ def bench_training(ours, theirs, precision, args):
     batch = dict(input_ids=input_ids, labels=input_ids)
     for model in (ours, theirs):
         model.train()
-    steps = {"ours": make_step(ours, batch, precision, args.adamw),
-             "theirs": make_step(theirs, batch, precision, args.adamw)}
+    steps = {"ours": make_step(ours, batch, precision, args.adamw, lr=2.5e-4),
+             "theirs": make_step(theirs, batch, precision, args.adamw, lr=2.5e-4)}
     r = interleaved(steps, args, args.warmup)
     med, losses = r["median"], r["values"]
     n_tokens = args.batch * args.seq

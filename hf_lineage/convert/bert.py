@@ -11,6 +11,7 @@ import torch
 import transformers
 
 from ..models import configuration_lineage_bert, modeling_lineage_bert
+from .common import load_converted
 
 # transformers class name -> lineage class name
 CLASS_PAIRS = {
@@ -84,13 +85,8 @@ def _lineage_to_hf(state_dict):
 
 
 def _load(model, state_dict):
-    missing, unexpected = model.load_state_dict(state_dict, strict=False)
     # The decoder weight is tied to the word embeddings; everything else must be accounted for.
-    missing = [k for k in missing if not re.search(r"(decoder\.weight|decoder\.bias|position_ids|token_type_ids)$", k)]
-    if missing or unexpected:
-        raise ValueError(f"weights do not line up: missing {missing}, unexpected {unexpected}")
-    model.tie_weights()
-    return model.eval()
+    return load_converted(model, state_dict, r"(decoder\.weight|decoder\.bias|position_ids|token_type_ids)$")
 
 
 def from_transformers(model):

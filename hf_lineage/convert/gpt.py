@@ -15,6 +15,7 @@ import torch
 import transformers
 
 from ..models import configuration_lineage_gpt, modeling_lineage_gpt
+from .common import load_converted
 
 # transformers class name -> lineage class name
 CLASS_PAIRS = {
@@ -95,14 +96,8 @@ def _lineage_to_hf(state_dict, hf_class_name):
 
 
 def _load(model, state_dict):
-    missing, unexpected = model.load_state_dict(state_dict, strict=False)
     # The LM head is tied to the token embedding; transformers' sequence classifier has no LM head at all.
-    unexpected = [k for k in unexpected if k != "lm_head.weight"]
-    missing = [k for k in missing if k != "lm_head.weight"]
-    if missing or unexpected:
-        raise ValueError(f"weights do not line up: missing {missing}, unexpected {unexpected}")
-    model.tie_weights()
-    return model.eval()
+    return load_converted(model, state_dict, r"^lm_head\.weight$")
 
 
 def from_transformers(model):
