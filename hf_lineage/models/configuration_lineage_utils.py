@@ -25,3 +25,20 @@ class NamedSizesMixin:
                 "or build the config from keyword arguments."
             )
         return cls(**{**cls.named_sizes[name], **overrides})
+
+
+# The task encoders a static-vector (or ELMo) family can put between its word features and a task classifier.
+TASK_ENCODERS = ("bilstm", "lstm", "cnn", "none")
+
+
+def check_task_fields(config) -> None:
+    """Validate the downstream-task fields shared by the families whose task models are "features → small task
+    encoder → classifier" (NNLM, word2vec, ELMo): ``task_encoder``, ``task_hidden_size``, ``task_num_layers``,
+    ``task_dropout``. Raises a ValueError naming the field."""
+    if config.task_encoder not in TASK_ENCODERS:
+        raise ValueError(f"task_encoder must be one of {TASK_ENCODERS}, got {config.task_encoder!r}")
+    for name in ("task_hidden_size", "task_num_layers"):
+        if getattr(config, name) < 1:
+            raise ValueError(f"{name} must be a positive integer, got {getattr(config, name)}")
+    if not 0.0 <= config.task_dropout < 1.0:
+        raise ValueError(f"task_dropout must be in [0, 1), got {config.task_dropout}")

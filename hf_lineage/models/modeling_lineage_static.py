@@ -1,0 +1,265 @@
+"""Downstream task models for the families whose features feed a task model of its own: NNLM and word2vec (static
+word vectors) and ELMo (a scalar mix of biLM layers).
+
+DESIGN: "static vectors feed tasks the two ways the seed describes: as the frozen first layer, or fine-tuned". A
+task model here is
+
+    word features (B, T, D) → task encoder (a BiLSTM by default) → classifier
+
+and the same two heads serve every such family:
+
+* ``StaticVectorsForTokenClassification``: a label per token (NER, POS);
+* ``StaticVectorsForSequenceClassification``: a label per sentence, or per sentence pair when ``token_type_ids``
+  mark a second segment. Each sentence is encoded on its own and the classifier sees ``[u, v, |u − v|, u * v]``
+  (Conneau et al., 2017, InferSent), the usual way to compare two sentences encoded by a recurrent model.
+
+A family plugs in with two lines per head::
+
+    class LineageWord2VecForTokenClassification(StaticVectorsForTokenClassification, LineageWord2VecPreTrainedModel):
+        base_model_class = LineageWord2VecModel
+
+The head builds ``base_model_class(config)`` under the family's ``base_model_prefix`` (so ``from_pretrained`` on a
+pre-training checkpoint loads the pretrained vectors into it) and asks ``token_features`` for the word features:
+by default the base model's input embeddings (NNLM's table C, word2vec's input vectors). ELMo overrides
+``token_features`` (biLM + scalar mix) and names another flag and module to freeze.
+
+Config fields read (validated by ``configuration_lineage_utils.check_task_fields``): ``task_encoder``
+("bilstm" | "lstm" | "cnn" | "none"), ``task_hidden_size`` (per direction), ``task_num_layers``, ``task_dropout``,
+``num_labels``, and the freeze flag named by ``freeze_flag`` (``freeze_vectors`` for static vectors).
+
+This file is copied next to a saved model with the family's modeling file, so it imports only torch, transformers
+and same-folder siblings.
+"""
+
+import math
+from typing import ClassVar
+
+import torch
+from torch import nn
+from transformers import initialization as init
+from transformers.modeling_outputs import SequenceClassifierOutput, TokenClassifierOutput
+
+from .modeling_lineage_utils import check_ids_in_range, cross_entropy, sequence_classification_loss, tuple_or_dict
+
+
+def init_task_weights(module: nn.Module) -> bool:
+    """Initialise a task-encoder module the way PyTorch does (uniform ±1/√hidden for LSTMs, and the forget gates'
+    bias at 1 so the cell state passes through at the start, Jozefowicz et al. 2015). Returns whether ``module``
+    was one of ours; a family's ``_init_weights`` calls this first and returns when it is True.
+
+    Going through ``transformers.initialization`` leaves weights loaded from a checkpoint untouched."""
+    if not isinstance(module, nn.LSTM):
+        return False
+    bound = 1.0 / math.sqrt(module.hidden_size)
+    for name, param in module.named_parameters():
+        init.uniform_(param, -bound, bound)
+        if name.startswith("bias_ih"):
+            with torch.no_grad():
+                if not getattr(param, "_is_hf_initialized", False):
+                    param[module.hidden_size : 2 * module.hidden_size].fill_(1.0)  # gate order: i, f, g, o
+    return True
+
+
+def right_aligned(features: torch.Tensor, mask: torch.Tensor):
+    """Move each row's selected positions to the front, keeping their order: (B, T, D), (B, T) bool → the same
+    shapes with every row's ``mask`` positions first, and the (B, T) permutation used. Gives each sentence of a
+    pair its own right-padded sequence, and lets left-padded input through the packed LSTM."""
+    order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)  # (B, T): selected positions first
+    return features.gather(1, order[..., None].expand_as(features)), mask.gather(1, order), order
+
+
+class TaskEncoder(nn.Module):
+    """(B, T, D) word features and a (B, T) mask → (B, T, ``output_size``) contextual features; padded positions
+    come out as zeros. ``config.task_encoder`` picks a BiLSTM (default), a left-to-right LSTM, a stack of width-3
+    convolutions with ReLU (Collobert et al. 2011's window approach), or nothing (the features themselves)."""
+
+    def __init__(self, config, input_size: int):
+        super().__init__()
+        self.kind = config.task_encoder
+        hidden, layers = config.task_hidden_size, config.task_num_layers
+        self.dropout = nn.Dropout(config.task_dropout)
+        if self.kind in ("bilstm", "lstm"):
+            bidirectional = self.kind == "bilstm"
+            self.lstm = nn.LSTM(input_size, hidden, num_layers=layers, batch_first=True, bidirectional=bidirectional,
+                                dropout=config.task_dropout if layers > 1 else 0.0)
+            self.output_size = hidden * (2 if bidirectional else 1)
+        elif self.kind == "cnn":
+            sizes = [input_size] + [hidden] * layers
+            self.convs = nn.ModuleList(nn.Conv1d(i, o, kernel_size=3, padding=1) for i, o in zip(sizes, sizes[1:]))
+            self.output_size = hidden
+        elif self.kind == "none":
+            self.output_size = input_size
+        else:  # the config validates this; a hand-edited config.json may not have been
+            raise ValueError(f"Unknown task_encoder {self.kind!r}")
+
+    def forward(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = self.dropout(features) * mask[..., None]  # (B, T, D)
+        if self.kind in ("bilstm", "lstm"):
+            lengths = mask.sum(dim=1)
+            # A packed sequence runs each row for its own length, so the backward LSTM starts at the last real word
+            # and not in the padding. Packing needs right padding and lengths ≥ 1 on the CPU.
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True,
+                                                       enforce_sorted=False)
+            out, _ = self.lstm(packed)
+            x, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=features.shape[1])
+        elif self.kind == "cnn":
+            x = x.transpose(1, 2)  # (B, D, T): Conv1d convolves over the last axis
+            for conv in self.convs:
+                # Re-zero the padding before each layer so it never leaks into real positions at sequence ends.
+                x = torch.relu(conv(x)) * mask[:, None, :]
+            x = x.transpose(1, 2)
+        return self.dropout(x) * mask[..., None]  # (B, T, output_size)
+
+
+def max_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Max over the real positions: (B, T, H), (B, T) → (B, H). An empty row gives zeros."""
+    filled = states.masked_fill(~mask[..., None], torch.finfo(states.dtype).min)
+    return torch.where(mask.any(dim=1, keepdim=True), filled.max(dim=1).values, torch.zeros_like(filled[:, 0]))
+
+
+class StaticVectorsTaskModel:
+    """What both heads share: the base model under ``base_model_prefix``, the features, freezing, the encoder.
+
+    A mixin: it comes first in the bases of a family's head, before the family's ``PreTrainedModel``."""
+
+    base_model_class: ClassVar[type]  # set by the family, e.g. LineageWord2VecModel
+    # Config flag that freezes the features, and what it freezes (``frozen_parameters``).
+    freeze_flag: ClassVar[str] = "freeze_vectors"
+
+    def _build_task_model(self, config):
+        setattr(self, self.base_model_prefix, self.base_model_class(config))
+        self.encoder = TaskEncoder(config, self.feature_size())
+
+    @property
+    def features_model(self) -> nn.Module:
+        return getattr(self, self.base_model_prefix)
+
+    def feature_size(self) -> int:
+        return self.features_model.get_input_embeddings().embedding_dim
+
+    @property
+    def features_frozen(self) -> bool:
+        return bool(getattr(self.config, self.freeze_flag))
+
+    def frozen_parameters(self):
+        return self.features_model.get_input_embeddings().parameters()
+
+    def _apply_freezing(self):
+        # requires_grad is what optimisers and parameter counts look at; token_features also detaches, so frozen
+        # features get no gradient whatever a loader does to the Parameters.
+        for param in self.frozen_parameters():
+            param.requires_grad_(not self.features_frozen)
+
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        # Loading puts new Parameters (requires_grad=True) in place of the ones __init__ froze.
+        model = super().from_pretrained(*args, **kwargs)
+        model._apply_freezing()
+        return model
+
+    def token_features(self, input_ids, attention_mask, **kwargs) -> torch.Tensor:
+        """(B, T) word ids → (B, T, D) features; families with other features override this."""
+        embeddings = self.features_model.get_input_embeddings()
+        check_ids_in_range(input_ids, embeddings.num_embeddings, "input_ids", "vocab_size")
+        features = embeddings(input_ids)
+        return features.detach() if self.features_frozen else features
+
+    def _encode(self, input_ids, attention_mask, kwargs):
+        if input_ids is None:
+            raise ValueError("input_ids are required")
+        mask = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        features = self.token_features(input_ids=input_ids, attention_mask=mask, **kwargs)  # (B, T, D)
+        return features, mask
+
+
+class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
+    """A label per token: features → task encoder → dropout → linear. ``labels`` (B, T) with -100 where no label
+    (padding, non-first sub-tokens); the loss is the mean over labelled tokens, or their sum over
+    ``num_items_in_batch`` when Trainer accumulates gradients.
+
+    Example::
+
+        >>> model = AutoModelForTokenClassification.from_pretrained("my-word2vec", num_labels=9)  # doctest: +SKIP
+        >>> model(**tokenizer(["EU rejects German call"], return_tensors="pt")).logits.shape  # doctest: +SKIP
+        torch.Size([1, 4, 9])
+    """
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self._build_task_model(config)
+        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+        self.post_init()
+        self._apply_freezing()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
+                num_items_in_batch=None, **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        aligned, aligned_mask, order = right_aligned(features, mask)
+        aligned = self.encoder(aligned, aligned_mask)  # (B, T, H), real tokens first
+        # Put every state back at its token's position (a no-op permutation for right-padded input).
+        states = torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned)
+        logits = self.classifier(states)  # (B, T, num_labels)
+        loss = None
+        if labels is not None:
+            if labels.shape != input_ids.shape:
+                raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
+            valid = labels[labels != -100]
+            if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.num_labels):
+                raise ValueError(f"labels contain {int(valid.max())}, but the model has num_labels={self.num_labels}")
+            loss = cross_entropy(logits, labels, num_items_in_batch)
+        return tuple_or_dict(TokenClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+
+
+class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
+    """A label per sentence or sentence pair: each sentence → task encoder → max over its positions (Conneau et
+    al. 2017 found max-pooled BiLSTM states the best sentence encoding) → dropout → linear.
+
+    Pairs come as one tokenized sequence with ``token_type_ids`` 0 for the first sentence and 1 for the second
+    (what ``tokenizer(a, b, return_token_type_ids=True)`` gives); each sentence is encoded on its own and the
+    classifier reads ``[u, v, |u − v|, u * v]``. Without ``token_type_ids`` the input is one sentence. The config's
+    ``problem_type`` chooses regression / single- / multi-label loss as in transformers.
+
+    Example::
+
+        >>> model = AutoModelForSequenceClassification.from_pretrained("my-nnlm", num_labels=2)  # doctest: +SKIP
+        >>> batch = tokenizer(["a man is eating"], ["someone eats"], return_token_type_ids=True,
+        ...                   return_tensors="pt")  # doctest: +SKIP
+        >>> model(**batch).logits.shape  # doctest: +SKIP
+        torch.Size([1, 2])
+    """
+
+    # The loss is a per-batch mean: Trainer must divide it by the accumulation steps itself (see LineagePreTrainedModel).
+    accepts_loss_kwargs = False
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self._build_task_model(config)
+        self.dropout = nn.Dropout(config.task_dropout)
+        # One layer reads a sentence vector u, the other a pair's [u, v, |u − v|, u * v]; a model trains only the
+        # one its task uses.
+        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+        self.pair_classifier = nn.Linear(4 * self.encoder.output_size, config.num_labels)
+        self.post_init()
+        self._apply_freezing()
+
+    def _sentence_vector(self, features, mask):
+        features, mask, _ = right_aligned(features, mask)
+        return max_pool(self.encoder(features, mask), mask)  # (B, H)
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
+                **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        if token_type_ids is not None and bool((token_type_ids.bool() & mask).any()):
+            if token_type_ids.shape != input_ids.shape:
+                raise ValueError(f"token_type_ids has shape {tuple(token_type_ids.shape)}, "
+                                 f"input_ids {tuple(input_ids.shape)}")
+            second = token_type_ids.bool() & mask
+            u = self._sentence_vector(features, mask & ~second)
+            v = self._sentence_vector(features, second)
+            logits = self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
+        else:
+            logits = self.classifier(self.dropout(self._sentence_vector(features, mask)))  # (B, num_labels)
+        loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
+        return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)

@@ -1,0 +1,162 @@
+"""The shared downstream heads of the static-vector families (modeling_lineage_static.py), on a minimal family built
+here: padding and pairs handled exactly, freezing, and loading pretrained vectors into a head."""
+
+import pytest
+import torch
+from huggingface_hub.dataclasses import strict
+from torch import nn
+from transformers import PreTrainedConfig
+
+from hf_lineage.models.configuration_lineage_utils import check_task_fields
+from hf_lineage.models.modeling_lineage_static import (
+    StaticVectorsForSequenceClassification,
+    StaticVectorsForTokenClassification,
+    init_task_weights,
+    max_pool,
+)
+from hf_lineage.models.modeling_lineage_utils import LineagePreTrainedModel
+
+
+@strict
+class ToyVectorsConfig(PreTrainedConfig):
+    model_type = "toy-static-vectors"
+    vocab_size: int = 20
+    vector_size: int = 6
+    task_encoder: str = "bilstm"
+    task_hidden_size: int = 5
+    task_num_layers: int = 1
+    task_dropout: float | int = 0.0
+    freeze_vectors: bool = False
+    pad_token_id: int | None = 0
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        check_task_fields(self)
+
+
+class ToyPreTrainedModel(LineagePreTrainedModel):
+    config_class = ToyVectorsConfig
+    base_model_prefix = "toy"
+
+    def _init_weights(self, module):
+        if init_task_weights(module):
+            return
+        super()._init_weights(module)
+
+
+class ToyModel(ToyPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.vectors = nn.Embedding(config.vocab_size, config.vector_size)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.vectors
+
+
+class ToyForPreTraining(ToyPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.toy = ToyModel(config)
+        self.post_init()
+
+
+class ToyForTokenClassification(StaticVectorsForTokenClassification, ToyPreTrainedModel):
+    base_model_class = ToyModel
+
+
+class ToyForSequenceClassification(StaticVectorsForSequenceClassification, ToyPreTrainedModel):
+    base_model_class = ToyModel
+
+
+def right_pad(rows, length):
+    ids = torch.zeros(len(rows), length, dtype=torch.long)
+    mask = torch.zeros(len(rows), length, dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = 1
+    return ids, mask
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "lstm", "cnn", "none"])
+def test_token_logits_do_not_depend_on_padding_or_batch(encoder):
+    model = ToyForTokenClassification(ToyVectorsConfig(task_encoder=encoder, num_labels=3)).eval()
+    rows = [[3, 4, 5, 6, 7], [8, 9]]
+    ids, mask = right_pad(rows, 7)
+    batched = model(input_ids=ids, attention_mask=mask).logits
+    for i, row in enumerate(rows):
+        alone = model(input_ids=torch.tensor([row])).logits[0]
+        torch.testing.assert_close(batched[i, : len(row)], alone, rtol=1e-5, atol=1e-6)
+    # Left padding gives the same logits at the real tokens.
+    left_ids, left_mask = ids.clone(), mask.clone()
+    left_ids[1] = torch.tensor([0] * 5 + rows[1])
+    left_mask[1] = torch.tensor([0] * 5 + [1, 1])
+    left = model(input_ids=left_ids, attention_mask=left_mask).logits
+    torch.testing.assert_close(left[1, 5:], batched[1, :2], rtol=1e-5, atol=1e-6)
+
+
+def test_pair_classifier_reads_each_sentence_encoded_alone():
+    model = ToyForSequenceClassification(ToyVectorsConfig(num_labels=2)).eval()
+    first, second = [3, 4, 5], [6, 7]
+    ids = torch.tensor([first + second + [0, 0]])
+    types = torch.tensor([[0, 0, 0, 1, 1, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1, 1, 0, 0]])
+    logits = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
+
+    def sentence_vector(row):
+        ids = torch.tensor([row])
+        states = model.encoder(model.toy.vectors(ids), torch.ones_like(ids, dtype=torch.bool))
+        return states.max(dim=1).values
+
+    u, v = sentence_vector(first), sentence_vector(second)
+    expected = model.pair_classifier(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
+    torch.testing.assert_close(logits, expected, rtol=1e-5, atol=1e-6)
+    # Without token_type_ids it is one sentence through the single-sentence layer.
+    single = model(input_ids=ids[:, :5]).logits
+    torch.testing.assert_close(single, model.classifier(sentence_vector(first + second)), rtol=1e-5, atol=1e-6)
+
+
+def test_max_pool_ignores_padding_and_empty_rows_give_zeros():
+    states = torch.tensor([[[1.0], [5.0], [9.0]], [[2.0], [3.0], [4.0]]])
+    mask = torch.tensor([[True, True, False], [False, False, False]])
+    assert max_pool(states, mask).tolist() == [[5.0], [0.0]]
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_freeze_flag_keeps_vectors_fixed_and_trains_the_rest(frozen, tmp_path):
+    pretrained = ToyForPreTraining(ToyVectorsConfig())
+    pretrained.save_pretrained(tmp_path)
+    model = ToyForSequenceClassification.from_pretrained(tmp_path, num_labels=2, freeze_vectors=frozen)
+    torch.testing.assert_close(model.toy.vectors.weight, pretrained.toy.vectors.weight)
+    assert model.toy.vectors.weight.requires_grad is not frozen
+    before = model.toy.vectors.weight.detach().clone()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    loss = model(input_ids=torch.tensor([[3, 4, 5]]), labels=torch.tensor([1])).loss
+    loss.backward()
+    optimizer.step()
+    assert model.encoder.lstm.weight_ih_l0.grad.abs().sum() > 0
+    assert torch.equal(model.toy.vectors.weight, before) is frozen
+
+
+def test_missing_task_weights_are_initialised_after_loading_pretrained_vectors(tmp_path):
+    ToyForPreTraining(ToyVectorsConfig()).save_pretrained(tmp_path)
+    model = ToyForTokenClassification.from_pretrained(tmp_path, num_labels=4)
+    lstm = model.encoder.lstm
+    bound = 1 / lstm.hidden_size**0.5
+    H = lstm.hidden_size
+    for name, param in lstm.named_parameters():
+        if name.startswith("bias_ih"):
+            assert torch.equal(param[H : 2 * H], torch.ones(H)), name  # forget-gate bias
+            param = torch.cat([param[:H], param[2 * H :]])
+        assert torch.isfinite(param).all() and param.abs().max() <= bound + 1e-6, name
+        assert param.std() > bound / 4, name  # drawn, not left at zero
+
+
+def test_bad_labels_and_ids_name_the_problem():
+    model = ToyForTokenClassification(ToyVectorsConfig(num_labels=3))
+    with pytest.raises(ValueError, match="num_labels=3"):
+        model(input_ids=torch.tensor([[3, 4]]), labels=torch.tensor([[0, 7]]))
+    with pytest.raises(ValueError, match="input_ids contains 99"):
+        model(input_ids=torch.tensor([[3, 99]]))
+    with pytest.raises(ValueError, match="task_encoder"):
+        ToyVectorsConfig(task_encoder="transformer")
