@@ -1,0 +1,206 @@
+"""Readers for the task data formats the recipes take: CoNLL-2003, CoNLL-U, GLUE TSV, parallel text, E2E CSV.
+
+Each returns a ``datasets.Dataset`` whose columns are the ones transformers' example scripts use — ``tokens`` and
+``tags`` for sequence labeling, ``sentence`` or ``sentence1``/``sentence2`` and ``label`` for classification,
+``source``/``target`` for generation — so a local CSV/JSON file with those columns and these formats go through the
+same code. A malformed line raises ``DataFormatError`` (a ValueError) naming the file and the line.
+
+Example::
+
+    >>> from hf_lineage.data.readers import read_conll2003, read_glue_tsv
+    >>> ner = read_conll2003("conll2003/eng.train")          # doctest: +SKIP
+    >>> ner[0]["tokens"], ner[0]["tags"]                       # doctest: +SKIP
+    (['EU', 'rejects', 'German', 'call', ...], ['B-ORG', 'O', 'B-MISC', 'O', ...])
+    >>> read_glue_tsv("glue_mrpc/train.tsv").column_names     # doctest: +SKIP
+    ['label', 'sentence1', 'sentence2']
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import datasets
+
+
+class DataFormatError(ValueError):
+    """A data file that does not have the format it was read as; the message names the file and line."""
+
+    def __init__(self, path, line_number: int | None, problem: str):
+        where = f"{path}:{line_number}" if line_number is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+
+
+def _lines(path):
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    # utf-8-sig drops a byte-order mark (GLUE's MRPC files start with one).
+    with open(path, encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            yield number, line.rstrip("\n").rstrip("\r")
+
+
+def _dataset(rows: list[dict], path, what: str) -> datasets.Dataset:
+    if not rows:
+        raise DataFormatError(path, None, f"no {what} found (empty file?)")
+    return datasets.Dataset.from_list(rows)
+
+
+# --- sequence labeling --------------------------------------------------------------------------------------------
+
+
+def iob1_to_iob2(tags: list[str]) -> list[str]:
+    """IOB1 (``I-`` starts a chunk unless it follows the same type; ``B-`` only between adjacent chunks of one type,
+    as in CoNLL-2003's files) → IOB2 (every chunk starts with ``B-``), the scheme seqeval scores by default.
+
+    >>> iob1_to_iob2(["I-ORG", "I-ORG", "O", "I-PER", "B-PER"])
+    ['B-ORG', 'I-ORG', 'O', 'B-PER', 'B-PER']
+    """
+    out, previous = [], "O"
+    for tag in tags:
+        if tag.startswith("I-") and (previous == "O" or previous[2:] != tag[2:]):
+            tag = "B-" + tag[2:]
+        out.append(tag)
+        previous = tag
+    return out
+
+
+def read_conll2003(path, tag_column: int = 3, scheme: str = "IOB2") -> datasets.Dataset:
+    """CoNLL-2003 (``word POS chunk NER`` per line, blank lines between sentences, ``-DOCSTART-`` lines between
+    documents) → ``tokens``, ``tags`` (the NER column by default, converted from the files' IOB1 to IOB2; pass
+    ``scheme="IOB1"`` to keep it, ``tag_column=1`` for POS)."""
+    rows, tokens, tags, columns = [], [], [], None
+    for number, line in _lines(path):
+        if not line.strip():
+            if tokens:
+                rows.append({"tokens": tokens, "tags": iob1_to_iob2(tags) if scheme == "IOB2" else tags})
+            tokens, tags = [], []
+            continue
+        fields = line.split()
+        if fields[0] == "-DOCSTART-":
+            continue
+        if columns is None:
+            columns = len(fields)
+            if columns <= tag_column:
+                raise DataFormatError(path, number, f"{columns} columns, but the tags are read from column "
+                                                    f"{tag_column + 1}; is this a CoNLL-2003 file?")
+        if len(fields) != columns:
+            raise DataFormatError(path, number, f"expected {columns} space-separated columns like the lines "
+                                                f"before, found {len(fields)}: {line!r}")
+        tokens.append(fields[0])
+        tags.append(fields[tag_column])
+    if tokens:
+        rows.append({"tokens": tokens, "tags": iob1_to_iob2(tags) if scheme == "IOB2" else tags})
+    return _dataset(rows, path, "sentences")
+
+
+CONLLU_COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
+
+
+def read_conllu(path, column: str = "upos") -> datasets.Dataset:
+    """CoNLL-U (Universal Dependencies) → ``tokens`` (FORM) and ``tags`` (UPOS by default, any column by name).
+    Comment lines, multi-word token ranges (``3-4``) and empty nodes (``5.1``) are skipped: tags belong to the
+    syntactic words."""
+    if column not in CONLLU_COLUMNS:
+        raise ValueError(f"column must be one of {CONLLU_COLUMNS}, got {column!r}")
+    index = CONLLU_COLUMNS.index(column)
+    rows, tokens, tags = [], [], []
+    for number, line in _lines(path):
+        if not line.strip():
+            if tokens:
+                rows.append({"tokens": tokens, "tags": tags})
+            tokens, tags = [], []
+            continue
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 10:
+            raise DataFormatError(path, number, f"a CoNLL-U word line has 10 tab-separated columns, found "
+                                                f"{len(fields)}: {line!r}")
+        if "-" in fields[0] or "." in fields[0]:
+            continue
+        tokens.append(fields[1])
+        tags.append(fields[index])
+    if tokens:
+        rows.append({"tokens": tokens, "tags": tags})
+    return _dataset(rows, path, "sentences")
+
+
+# --- classification and sentence pairs ----------------------------------------------------------------------------
+
+# GLUE's column names → the recipes' ones; columns not listed (ids, indices) are dropped.
+GLUE_COLUMNS = {
+    "sentence": "sentence", "label": "label", "Quality": "label", "#1 String": "sentence1",
+    "#2 String": "sentence2", "sentence1": "sentence1", "sentence2": "sentence2", "question": "sentence1",
+    "question1": "sentence1", "question2": "sentence2", "premise": "sentence1", "hypothesis": "sentence2",
+}
+
+
+def read_glue_tsv(path) -> datasets.Dataset:
+    """A GLUE task's TSV (SST-2, MRPC, RTE, ...; header row, MRPC's byte-order mark tolerated) → ``sentence`` or
+    ``sentence1``/``sentence2``, and ``label`` when the file has labels (GLUE's unlabeled test files do not).
+    Labels stay as the file writes them (``0``/``1``, ``entailment``/``not_entailment``); the recipes map names to
+    ids. Text is taken verbatim: GLUE's quotes are not CSV quoting."""
+    lines = _lines(path)
+    try:
+        _, header = next(lines)
+    except StopIteration:
+        raise DataFormatError(path, None, "empty file") from None
+    names = header.split("\t")
+    keep = {i: GLUE_COLUMNS[name] for i, name in enumerate(names) if name in GLUE_COLUMNS}
+    if not any(v.startswith("sentence") for v in keep.values()):
+        raise DataFormatError(path, 1, f"no text column in the header {names}; expected GLUE columns such as "
+                                       "'sentence', 'sentence1'/'sentence2' or '#1 String'/'#2 String'")
+    rows = []
+    for number, line in lines:
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(names):
+            raise DataFormatError(path, number, f"{len(fields)} tab-separated fields, the header has {len(names)}")
+        rows.append({keep[i]: fields[i] for i in keep})
+    return _dataset(rows, path, "examples")
+
+
+# --- generation ---------------------------------------------------------------------------------------------------
+
+
+def read_parallel_text(source_path, target_path) -> datasets.Dataset:
+    """Two line-aligned files (Multi30k's ``train.de`` / ``train.en``) → ``source``, ``target``."""
+    sources = [line for _, line in _lines(source_path)]
+    targets = [line for _, line in _lines(target_path)]
+    if len(sources) != len(targets):
+        raise DataFormatError(target_path, None, f"{len(targets)} lines, but {source_path} has {len(sources)}; "
+                                                 "parallel files must be line-aligned")
+    return _dataset([{"source": s, "target": t} for s, t in zip(sources, targets)], source_path, "sentence pairs")
+
+
+def read_e2e_csv(path) -> datasets.Dataset:
+    """The E2E NLG challenge's CSV (``mr``: meaning representation, ``ref``: one human reference per row) →
+    ``source`` (the MR), ``target`` (the reference). An MR with several references appears once per reference."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None or not {"mr", "ref"} <= set(reader.fieldnames):
+            raise DataFormatError(path, 1, f"expected the columns 'mr' and 'ref', found {reader.fieldnames}")
+        rows = []
+        for row in reader:
+            if row["mr"] is None or row["ref"] is None:
+                raise DataFormatError(path, reader.line_num, "missing the 'mr' or 'ref' field")
+            rows.append({"source": row["mr"], "target": row["ref"]})
+    return _dataset(rows, path, "examples")
+
+
+def read_table(path) -> datasets.Dataset:
+    """A local CSV, TSV or JSON(-lines) file, read the way transformers' example scripts read ``--train_file``."""
+    suffix = Path(path).suffix.lower()
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.getsize(path) == 0:
+        raise DataFormatError(path, None, "empty file")
+    if suffix in (".json", ".jsonl"):
+        return datasets.load_dataset("json", data_files=str(path), split="train")
+    if suffix in (".csv", ".tsv"):
+        return datasets.load_dataset("csv", data_files=str(path), split="train",
+                                     delimiter="\t" if suffix == ".tsv" else ",")
+    raise DataFormatError(path, None, f"unsupported extension {suffix!r}; use .csv, .tsv, .json or .jsonl")
