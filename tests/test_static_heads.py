@@ -5,10 +5,11 @@ import pytest
 import torch
 from huggingface_hub.dataclasses import strict
 from torch import nn
-from transformers import PreTrainedConfig
+from transformers import GenerationMixin, PreTrainedConfig
 
 from hf_lineage.models.configuration_lineage_utils import check_task_fields
 from hf_lineage.models.modeling_lineage_static import (
+    StaticVectorsForCausalLM,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
     init_task_weights,
@@ -28,6 +29,8 @@ class ToyVectorsConfig(PreTrainedConfig):
     task_dropout: float | int = 0.0
     freeze_vectors: bool = False
     pad_token_id: int | None = 0
+    bos_token_id: int | None = 2
+    eos_token_id: int | None = 3
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -66,6 +69,10 @@ class ToyForTokenClassification(StaticVectorsForTokenClassification, ToyPreTrain
 
 
 class ToyForSequenceClassification(StaticVectorsForSequenceClassification, ToyPreTrainedModel):
+    base_model_class = ToyModel
+
+
+class ToyForCausalLM(StaticVectorsForCausalLM, ToyPreTrainedModel, GenerationMixin):
     base_model_class = ToyModel
 
 
@@ -160,3 +167,20 @@ def test_bad_labels_and_ids_name_the_problem():
         model(input_ids=torch.tensor([[3, 99]]))
     with pytest.raises(ValueError, match="task_encoder"):
         ToyVectorsConfig(task_encoder="transformer")
+
+
+def test_causal_lm_loss_is_next_token_cross_entropy_and_generation_ignores_left_padding():
+    model = ToyForCausalLM(ToyVectorsConfig(task_encoder="bilstm")).eval()  # the LM is left-to-right regardless
+    assert not model.encoder.lstm.bidirectional
+    ids = torch.tensor([[2, 5, 6, 7, 8]])
+    out = model(input_ids=ids, labels=ids)
+    expected = torch.nn.functional.cross_entropy(out.logits[0, :-1], ids[0, 1:])
+    torch.testing.assert_close(out.loss, expected)
+    # Causal: the logits at position t do not change when later tokens change.
+    changed = model(input_ids=torch.tensor([[2, 5, 6, 9, 9]])).logits
+    torch.testing.assert_close(changed[0, :3], out.logits[0, :3])
+    alone = model.generate(torch.tensor([[2, 5, 6]]), max_new_tokens=4, do_sample=False, pad_token_id=0)
+    batch = model.generate(torch.tensor([[0, 0, 2, 5, 6], [2, 7, 8, 9, 10]]),
+                           attention_mask=torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]),
+                           max_new_tokens=4, do_sample=False, pad_token_id=0)
+    assert batch[0, 2:].tolist() == alone[0].tolist()

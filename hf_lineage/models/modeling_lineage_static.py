@@ -11,7 +11,9 @@ and the same two heads serve every such family:
 * ``StaticVectorsForTokenClassification``: a label per token (NER, POS);
 * ``StaticVectorsForSequenceClassification``: a label per sentence, or per sentence pair when ``token_type_ids``
   mark a second segment. Each sentence is encoded on its own and the classifier sees ``[u, v, |u − v|, u * v]``
-  (Conneau et al., 2017, InferSent), the usual way to compare two sentences encoded by a recurrent model.
+  (Conneau et al., 2017, InferSent), the usual way to compare two sentences encoded by a recurrent model;
+* ``StaticVectorsForCausalLM``: generation for a family that has no language model of its own (word2vec): the
+  vectors under a left-to-right LSTM language model (the ``task_*`` sizes; always unidirectional).
 
 A family plugs in with two lines per head::
 
@@ -37,7 +39,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 from transformers import initialization as init
-from transformers.modeling_outputs import SequenceClassifierOutput, TokenClassifierOutput
+from transformers.modeling_outputs import CausalLMOutput, SequenceClassifierOutput, TokenClassifierOutput
 
 from .modeling_lineage_utils import check_ids_in_range, cross_entropy, sequence_classification_loss, tuple_or_dict
 
@@ -172,6 +174,14 @@ class StaticVectorsTaskModel:
         return features, mask
 
 
+def _encode_in_place(encoder, features, mask):
+    """Run the task encoder on each row's real tokens (moved to the front, as packing needs) and put every state
+    back at its token's position: right- and left-padded rows give the same states at their real tokens."""
+    aligned, aligned_mask, order = right_aligned(features, mask)
+    aligned = encoder(aligned, aligned_mask)  # (B, T, H), real tokens first
+    return torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned)
+
+
 class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
     """A label per token: features → task encoder → dropout → linear. ``labels`` (B, T) with -100 where no label
     (padding, non-first sub-tokens); the loss is the mean over labelled tokens, or their sum over
@@ -195,10 +205,7 @@ class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
                 num_items_in_batch=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs)
-        aligned, aligned_mask, order = right_aligned(features, mask)
-        aligned = self.encoder(aligned, aligned_mask)  # (B, T, H), real tokens first
-        # Put every state back at its token's position (a no-op permutation for right-padded input).
-        states = torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned)
+        states = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         logits = self.classifier(states)  # (B, T, num_labels)
         loss = None
         if labels is not None:
@@ -263,3 +270,60 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
             logits = self.classifier(self.dropout(self._sentence_vector(features, mask)))  # (B, num_labels)
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
         return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+
+
+class StaticVectorsForCausalLM(StaticVectorsTaskModel):
+    """A left-to-right LSTM language model on top of the vectors, so a static-vector family can generate: features
+    → LSTM (``task_hidden_size`` × ``task_num_layers``, unidirectional whatever ``task_encoder`` says) → dropout →
+    linear over the vocabulary. ``labels = input_ids`` as in every transformers causal LM (shifted inside).
+
+    Generation recomputes the LSTM over the whole prefix at each step (no cache): the sequences these models
+    generate are short and the LSTM is small. A family combines it with ``GenerationMixin``::
+
+        class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
+            base_model_class = LineageWord2VecModel
+    """
+
+    def __init__(self, config):
+        super().__init__(config)
+        setattr(self, self.base_model_prefix, self.base_model_class(config))
+        self.encoder = TaskEncoder(_unidirectional(config), self.feature_size())
+        self.lm_head = nn.Linear(self.encoder.output_size, self.features_model.get_input_embeddings().num_embeddings)
+        self.post_init()
+        self._apply_freezing()
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, num_items_in_batch=None,
+                **kwargs):
+        for name in ("past_key_values", "use_cache", "cache_position", "position_ids", "token_type_ids"):
+            kwargs.pop(name, None)  # generation bookkeeping this model has no use for
+        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        states = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        logits = self.lm_head(states)  # (B, T, V)
+        loss = None
+        if labels is not None:
+            if labels.shape != input_ids.shape:
+                raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
+            # position t predicts token t + 1
+            loss = cross_entropy(logits[:, :-1], labels[:, 1:], num_items_in_batch)
+        return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # there is no key/value cache to give it: generate() must not build one
+
+    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, **kwargs):
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
+class _unidirectional:
+    """The config seen through ``task_encoder="lstm"``."""
+
+    def __init__(self, config):
+        self._config = config
+        self.task_encoder = "lstm"
+
+    def __getattr__(self, name):
+        return getattr(self._config, name)
