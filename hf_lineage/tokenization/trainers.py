@@ -202,11 +202,31 @@ def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator:
     special_counts[specials["unk_token"]] += sum(counts.values()) - sum(c for _, c in kept)
 
     vocab = special_list + [w for w, _ in kept]
-    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token=specials["unk_token"]))
-    backend.normalizer, backend.pre_tokenizer = normalizer, pre_tokenizer
     id_counts = [special_counts[t] for t in special_list] + [c for _, c in kept]
-    return _wrap(backend, specials, model_max_length, ["input_ids", "attention_mask"],
-                 **{WORD_COUNTS_KEY: id_counts})
+    return wordlevel_tokenizer_from_vocabulary(vocab, id_counts, lowercase=lowercase,
+                                               model_max_length=model_max_length)
+
+
+def wordlevel_tokenizer_from_vocabulary(vocab: Sequence[str], counts: Sequence[int] | None = None, *,
+                                        lowercase: bool = False,
+                                        model_max_length: int = 1_000_000) -> PreTrainedTokenizerFast:
+    """The word-level tokenizer of `train_wordlevel_tokenizer` for a vocabulary given in id order (the specials
+    `<pad> <unk> <s> </s>` first, as ids 0-3) and, optionally, each id's corpus count; for vocabularies that come
+    from elsewhere, e.g. a gensim model (`hf_lineage.convert.from_gensim`).
+
+    Example:
+        >>> tok = wordlevel_tokenizer_from_vocabulary(["<pad>", "<unk>", "<s>", "</s>", "the"], [0, 0, 0, 0, 9])  # doctest: +SKIP
+    """
+    special_list = _unique(WORDLEVEL_SPECIALS)
+    if list(vocab[: len(special_list)]) != special_list:
+        raise ValueError(f"a word-level vocabulary starts with the specials {special_list}, got {list(vocab[:4])}")
+    if counts is not None and len(counts) != len(vocab):
+        raise ValueError(f"{len(counts)} counts for a vocabulary of {len(vocab)} words")
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token=WORDLEVEL_SPECIALS["unk_token"]))
+    backend.normalizer = normalizers.Lowercase() if lowercase else None
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    extra = {} if counts is None else {WORD_COUNTS_KEY: [int(c) for c in counts]}
+    return _wrap(backend, WORDLEVEL_SPECIALS, model_max_length, ["input_ids", "attention_mask"], **extra)
 
 
 def word_counts(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
