@@ -22,6 +22,19 @@ def _families(args) -> int:
     return 0
 
 
+def _finetune(args) -> int:
+    from .tasks import classification, generation, labeling
+    from .tasks.common import run_cli
+
+    main = {
+        "sequence_labeling": labeling.main,
+        "classification": classification.main,
+        "sentence_pairs": lambda argv: classification.main(argv, pairs=True),
+        "generation": generation.main,
+    }[args.task]
+    return run_cli(main, args.recipe_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hf-lineage",
@@ -37,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
                                           description=pretrain.__doc__.split("\n")[0])
     pretrain.build_parser(pretrain_parser)
     pretrain_parser.set_defaults(func=lambda args: pretrain.run_namespace(vars(args)))
+    # The recipes parse their own (transformers-style) options: everything after the task goes to them.
+    finetune_parser = commands.add_parser(
+        "finetune", add_help=False, help="fine-tune for a task with the recipes (same options as recipes/<task>.py)",
+        description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]")
+    finetune_parser.add_argument("task", choices=["sequence_labeling", "classification", "sentence_pairs",
+                                                  "generation"])
+    finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER)
+    finetune_parser.set_defaults(func=_finetune)
     return parser
 
 

@@ -1,0 +1,28 @@
+"""Fine-tuning recipes for the four task types of the lineage, for every family, as a library.
+
+The scripts in ``recipes/`` are thin wrappers around these modules:
+
+===================  ==============================  =============================================================
+module               script                          task
+===================  ==============================  =============================================================
+``labeling``         ``sequence_labeling.py``        NER, POS: a tag per word (seqeval entity F1 / accuracy)
+``classification``   ``classification.py``,          a label per sentence (SST-2), per sentence pair (MRPC, RTE):
+                     ``sentence_pairs.py``           accuracy, macro-F1 (and F1 of the positive class)
+``generation``       ``generation.py``               translation (Multi30k), data-to-text (E2E): sacreBLEU, ROUGE
+===================  ==============================  =============================================================
+
+Each module has ``main(argv)`` (a command line, as the script takes it) and ``run(model_args, data_args,
+training_args)``; both return the metrics written to ``all_results.json``. ``common`` holds the argument dataclasses,
+data reading, label maps, model loading, ``--freeze_base`` and the model card.
+
+Example::
+
+    >>> from hf_lineage.tasks import classification
+    >>> classification.main(["--model_name_or_path", "out/gpt", "--train_file", "sst2/train.tsv",
+    ...                      "--validation_file", "sst2/dev.tsv", "--do_train", "--do_eval",
+    ...                      "--output_dir", "ft/gpt-sst2"])["eval_accuracy"]  # doctest: +SKIP
+"""
+
+from .common import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
+
+__all__ = ["DataTrainingArguments", "ModelArguments", "parse_arguments", "run_cli"]

@@ -1,0 +1,28 @@
+#!/usr/bin/env python
+"""Fine-tune any lineage model to classify single sentences (SST-2 sentiment; any labels, any number of classes):
+accuracy and macro-F1 (and F1 of the positive class with two classes).
+
+    python recipes/classification.py --model_name_or_path out/gpt \\
+        --train_file ../shared/data/glue_sst2/train.tsv --validation_file ../shared/data/glue_sst2/dev.tsv \\
+        --do_train --do_eval --output_dir ft/gpt-sst2
+
+Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:
+hf_lineage/tasks/classification.py.
+"""
+
+import sys
+
+from transformers import TrainingArguments
+
+from hf_lineage.tasks import classification
+from hf_lineage.tasks.common import parse_arguments, run_cli
+
+
+def main(argv=None):
+    # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments)
+    model_args, data_args, training_args = parse_arguments(argv, TrainingArguments)
+    return classification.run(model_args, data_args, training_args, pairs=False)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,30 @@
+#!/usr/bin/env python
+"""Fine-tune any lineage model for generation — translation (Multi30k parallel text), data-to-text (E2E CSV),
+summarisation-style tables — with Seq2SeqTrainer: GPT, NNLM, word2vec and ELMo as causal LMs over
+``source <eos> target <eos>``, BERT as the encoder of an EncoderDecoderModel (BERT decoder, or
+``--decoder_model_name_or_path`` a lineage GPT). sacreBLEU and ROUGE with ``--predict_with_generate``.
+
+    python recipes/generation.py --model_name_or_path out/gpt \\
+        --train_file ../shared/data/multi30k/train --validation_file ../shared/data/multi30k/val \\
+        --source_lang de --target_lang en --do_train --do_eval --predict_with_generate --output_dir ft/gpt-de-en
+
+Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:
+hf_lineage/tasks/generation.py.
+"""
+
+import sys
+
+from transformers import Seq2SeqTrainingArguments
+
+from hf_lineage.tasks import generation
+from hf_lineage.tasks.common import parse_arguments, run_cli
+
+
+def main(argv=None):
+    # HfArgumentParser over (ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments)
+    model_args, data_args, training_args = parse_arguments(argv, Seq2SeqTrainingArguments)
+    return generation.run(model_args, data_args, training_args)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

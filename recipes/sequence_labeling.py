@@ -1,0 +1,27 @@
+#!/usr/bin/env python
+"""Fine-tune any lineage model for sequence labeling: NER (CoNLL-2003, seqeval entity F1) or POS tagging (CoNLL-U,
+per-word accuracy). A tag per word, on the word's first token.
+
+    python recipes/sequence_labeling.py --model_name_or_path out/bert \\
+        --train_file ../shared/data/conll2003/eng.train --validation_file ../shared/data/conll2003/eng.testa \\
+        --do_train --do_eval --output_dir ft/bert-ner
+
+Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details: hf_lineage/tasks/labeling.py.
+"""
+
+import sys
+
+from transformers import TrainingArguments
+
+from hf_lineage.tasks import labeling
+from hf_lineage.tasks.common import parse_arguments, run_cli
+
+
+def main(argv=None):
+    # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments)
+    model_args, data_args, training_args = parse_arguments(argv, TrainingArguments)
+    return labeling.run(model_args, data_args, training_args)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,528 @@
+"""The fine-tuning recipes end to end: every task type × every family (20 cells) on a tiny model and a few dozen
+real examples from ../shared/data, plus --freeze_base, decoder-only generation, bad input and the script entry.
+
+Each cell asserts the metric is computed (present, a number in range), the model is saved and reloads with the task's
+Auto class, the predictions file is written and the model card names the base model and the data. A family whose
+classes are not registered yet is skipped with "<family> heads not available" and turns on by itself once they are.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import transformers
+from transformers import AutoConfig, AutoTokenizer
+
+import hf_lineage
+from hf_lineage.data.readers import read_conll2003
+from hf_lineage.registry import FAMILIES
+from hf_lineage.tasks import classification, generation, labeling
+from hf_lineage.tasks.common import run_cli
+
+from conftest import REPO, SHARED_DATA
+
+pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
+
+ALL_FAMILIES = ("bert", "gpt", "nnlm", "word2vec", "elmo")
+TASKS = ("sequence_labeling", "classification", "sentence_pairs", "generation")
+COMMON = ["--do_train", "--do_eval", "--do_predict", "--num_train_epochs", "1", "--per_device_train_batch_size", "8",
+          "--per_device_eval_batch_size", "8", "--learning_rate", "1e-3", "--report_to", "none", "--save_strategy",
+          "no", "--disable_tqdm", "true", "--log_level", "error", "--use_cpu", "true", "--seed", "0"]
+
+
+# --------------------------------------------------------------------------- data and tiny checkpoints
+
+
+def _lines(path, n=None):
+    with open(path, encoding="utf-8-sig") as f:
+        lines = f.read().splitlines()
+    return lines if n is None else lines[:n]
+
+
+def _conll_sentences(path):
+    """CoNLL-2003 sentences as lists of lines (documents' -DOCSTART- lines dropped)."""
+    sentences, current = [], []
+    for line in _lines(path):
+        if not line.strip():
+            if current:
+                sentences.append(current)
+            current = []
+        elif not line.startswith("-DOCSTART-"):
+            current.append(line)
+    return sentences
+
+
+def _write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A few dozen examples of each task's real data, in the files' own formats."""
+    root = tmp_path_factory.mktemp("task-data")
+    files = {}
+    train = _conll_sentences(SHARED_DATA / "conll2003" / "eng.train")[:40]
+    tags = {line.split()[-1] for sentence in train for line in sentence}
+    # Validation sentences whose tags the 40 training sentences cover (an unseen tag is an error, tested below).
+    valid = [s for s in _conll_sentences(SHARED_DATA / "conll2003" / "eng.testa")
+             if {line.split()[-1] for line in s} <= tags][:16]
+    files["conll_train"] = _write(root / "eng.train", [line for s in train for line in s + [""]])
+    files["conll_valid"] = _write(root / "eng.testa", [line for s in valid for line in s + [""]])
+    for name, source, n_train, n_valid in (("sst2", "glue_sst2", 40, 16), ("mrpc", "glue_mrpc", 40, 16)):
+        folder = root / name
+        folder.mkdir()
+        files[f"{name}_train"] = _write(folder / "train.tsv", _lines(SHARED_DATA / source / "train.tsv", n_train + 1))
+        files[f"{name}_valid"] = _write(folder / "dev.tsv", _lines(SHARED_DATA / source / "dev.tsv", n_valid + 1))
+    files["sst2_test_unlabelled"] = _write(root / "sst2" / "test.tsv",
+                                           _lines(SHARED_DATA / "glue_sst2" / "test.tsv", 9))
+    for lang in ("de", "en"):
+        _write(root / f"train.{lang}", _lines(SHARED_DATA / "multi30k" / f"train.{lang}", 32))
+        _write(root / f"val.{lang}", _lines(SHARED_DATA / "multi30k" / f"val.{lang}", 8))
+    files["multi30k_train"], files["multi30k_valid"] = str(root / "train"), str(root / "val")
+    # E2E: the first 40 rows of the development set (several references per meaning representation).
+    files["e2e_train"] = _write(root / "e2e_train.csv", _lines(SHARED_DATA / "e2e_nlg" / "devset.csv", 41))
+    files["e2e_valid"] = _write(root / "e2e_valid.csv", _lines(SHARED_DATA / "e2e_nlg" / "testset_w_refs.csv", 13))
+    files["conllu"] = str(SHARED_DATA / "ud_english_ewt" / "en_ewt-ud-dev.conllu")
+    return files
+
+
+def _corpus(data):
+    """Every word of the tiny task data, to train throwaway tokenizers on."""
+    texts = []
+    for key, path in data.items():
+        if key.startswith(("multi30k",)):
+            for lang in ("de", "en"):
+                texts += _lines(f"{path}.{lang}")
+        elif key.startswith("conll_"):
+            texts += [line.split()[0] for line in _lines(path) if line.strip()]
+        elif key != "conllu":
+            texts += [line.replace("\t", " ") for line in _lines(path)]
+    return texts
+
+
+def _build_tokenizer(family, texts):
+    from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
+
+    if family == "bert":
+        return train_wordpiece_tokenizer(iterator=texts, vocab_size=800, min_frequency=1, model_max_length=128)
+    if family == "gpt":
+        return train_bpe_tokenizer(iterator=texts, vocab_size=800, min_frequency=1, model_max_length=128)
+    words = train_wordlevel_tokenizer(iterator=texts)
+    if family != "elmo":
+        return words
+    from hf_lineage.models.tokenization_lineage_elmo import LineageElmoTokenizer
+
+    vocabulary = ["<pad>", "<UNK>", "<S>", "</S>"] + words.convert_ids_to_tokens(list(range(4, len(words))))
+    return LineageElmoTokenizer(vocab=vocabulary)
+
+
+def family_available(family):
+    return family in FAMILIES
+
+
+def task_available(family, auto_class):
+    if not family_available(family):
+        return False
+    config_class, _ = hf_lineage.registry.family_classes(family)
+    return config_class in auto_class._model_mapping
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory, data):
+    """A tiny pre-training checkpoint (random weights) + tokenizer of every available family, built once."""
+    root = tmp_path_factory.mktemp("tiny-checkpoints")
+    texts = _corpus(data)
+    paths = {}
+    for family in ALL_FAMILIES:
+        if not family_available(family):
+            continue
+        config_class, _ = hf_lineage.registry.family_classes(family)
+        tokenizer = _build_tokenizer(family, texts)
+        sizes = {"max_position_embeddings": 128} if family in ("bert", "gpt") else {}
+        if family in ("nnlm", "word2vec", "elmo"):
+            sizes.update(task_hidden_size=16)
+        config = config_class.from_named("tiny", vocab_size=len(tokenizer), **sizes)
+        model = transformers.AutoModelForPreTraining.from_config(config)
+        paths[family] = str(root / family)
+        model.save_pretrained(paths[family])
+        tokenizer.save_pretrained(paths[family])
+    return paths
+
+
+def _checkpoint(checkpoints, family, auto_class):
+    if not task_available(family, auto_class):
+        pytest.skip(f"{family} heads not available")
+    return checkpoints[family]
+
+
+def _read_results(folder):
+    with open(os.path.join(folder, "all_results.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _assert_saved(folder, base, data_file, auto_class):
+    model = auto_class.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    card = open(os.path.join(folder, "README.md"), encoding="utf-8").read()
+    assert base in card and data_file in card and "## Results" in card
+    return model, tokenizer
+
+
+# --------------------------------------------------------------------------- the 20 cells
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_sequence_labeling(family, checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForTokenClassification)
+    out = str(tmp_path / "ner")
+    results = labeling.main(["--model_name_or_path", base, "--train_file", data["conll_train"],
+                             "--validation_file", data["conll_valid"], "--test_file", data["conll_valid"],
+                             "--output_dir", out, *COMMON])
+    assert results == _read_results(out)
+    for key in ("eval_f1", "eval_precision", "eval_recall", "eval_accuracy", "predict_f1"):
+        assert 0.0 <= results[key] <= 1.0, key
+    assert results["eval_f1"] == results["predict_f1"]  # same file, same model
+    model, tokenizer = _assert_saved(out, base, data["conll_train"], transformers.AutoModelForTokenClassification)
+    labels = model.config.id2label
+    assert len(labels) == model.config.num_labels and "O" in labels.values() and "B-PER" in labels.values()
+    # predictions.conll: one "word gold predicted" line per word, a blank line after each sentence.
+    # (gold as the reader gives it: the file's IOB1 tags converted to IOB2)
+    gold = read_conll2003(data["conll_valid"])
+    expected = [line for row in gold for line in [[w, t] for w, t in zip(row["tokens"], row["tags"])] + [[]]]
+    written = [line.split() for line in _lines(os.path.join(out, "predictions.conll"))]
+    assert [w[:2] for w in written] == expected
+    assert all(w[2] in labels.values() for w in written if w)
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_classification(family, checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "sst2")
+    results = classification.main(["--model_name_or_path", base, "--train_file", data["sst2_train"],
+                                   "--validation_file", data["sst2_valid"], "--test_file", data["sst2_valid"],
+                                   "--output_dir", out, *COMMON])
+    assert results == _read_results(out)
+    for key in ("eval_accuracy", "eval_macro_f1", "eval_f1", "predict_accuracy"):
+        assert 0.0 <= results[key] <= 1.0, key
+    model, tokenizer = _assert_saved(out, base, data["sst2_train"],
+                                     transformers.AutoModelForSequenceClassification)
+    assert model.config.id2label == {0: "0", 1: "1"}
+    rows = _lines(os.path.join(out, "predictions.tsv"))
+    assert rows[0].split("\t") == ["index", "sentence", "label", "prediction"] and len(rows) == 17
+    predicted = [row.split("\t")[-1] for row in rows[1:]]
+    gold = [row.split("\t")[-2] for row in rows[1:]]
+    assert set(predicted) <= {"0", "1"}
+    accuracy = sum(p == g for p, g in zip(predicted, gold)) / len(gold)
+    assert accuracy == pytest.approx(results["predict_accuracy"])
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_sentence_pairs(family, checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "mrpc")
+    results = classification.main(["--model_name_or_path", base, "--train_file", data["mrpc_train"],
+                                   "--validation_file", data["mrpc_valid"], "--test_file", data["mrpc_valid"],
+                                   "--output_dir", out, *COMMON], pairs=True)
+    assert results == _read_results(out)
+    for key in ("eval_accuracy", "eval_macro_f1", "eval_f1", "predict_f1"):
+        assert 0.0 <= results[key] <= 1.0, key
+    model, tokenizer = _assert_saved(out, base, data["mrpc_train"], transformers.AutoModelForSequenceClassification)
+    rows = _lines(os.path.join(out, "predictions.tsv"))
+    assert rows[0].split("\t") == ["index", "sentence1", "sentence2", "label", "prediction"] and len(rows) == 17
+    if family == "gpt":
+        # MRPC is a similarity task: GPT read each pair in both orders, and the saved tokenizer has <s> $ <e>.
+        assert "pair_task` | `similarity" in open(os.path.join(out, "README.md")).read()
+        assert tokenizer.convert_tokens_to_ids("<e>") != tokenizer.unk_token_id
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_generation(family, checkpoints, data, tmp_path):
+    auto_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM
+    base = _checkpoint(checkpoints, family, auto_class)
+    out = str(tmp_path / "gen")
+    # GPT on E2E (CSV, several references per input), the others on Multi30k (parallel text files).
+    if family == "gpt":
+        files = ["--train_file", data["e2e_train"], "--validation_file", data["e2e_valid"],
+                 "--test_file", data["e2e_valid"]]
+    else:
+        files = ["--train_file", data["multi30k_train"], "--validation_file", data["multi30k_valid"],
+                 "--test_file", data["multi30k_valid"], "--source_lang", "de", "--target_lang", "en"]
+    results = generation.main(["--model_name_or_path", base, *files, "--output_dir", out, "--predict_with_generate",
+                               "--max_target_length", "12", *COMMON])
+    assert results == _read_results(out)
+    for key in ("eval_bleu", "predict_bleu"):
+        assert 0.0 <= results[key] <= 100.0, key
+    for key in ("eval_rouge1", "eval_rougeL"):
+        assert 0.0 <= results[key] <= 1.0, key
+    assert 0 <= results["eval_gen_len"] <= 12
+    seq2seq = family == "bert"
+    auto_class = transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
+    model, tokenizer = _assert_saved(out, base, files[1], auto_class)
+    generation_config = model.generation_config
+    assert generation_config.eos_token_id is not None and generation_config.pad_token_id is not None
+    if seq2seq:
+        assert isinstance(model, transformers.EncoderDecoderModel)
+        assert model.config.decoder_start_token_id == tokenizer.cls_token_id
+        assert generation_config.eos_token_id == tokenizer.sep_token_id
+    predictions = _lines(os.path.join(out, "generated_predictions.txt"))
+    distinct_sources = len({row.split('",')[0] for row in _lines(data["e2e_valid"])[1:]}) if family == "gpt" else 8
+    assert len(predictions) == distinct_sources
+
+
+# --------------------------------------------------------------------------- beyond the cells
+
+
+def test_bert_encoder_with_a_gpt_decoder(checkpoints, data, tmp_path):
+    if not {"bert", "gpt"} <= set(checkpoints):
+        pytest.skip("bert and gpt needed")
+    out = str(tmp_path / "bert2gpt")
+    results = generation.main(["--model_name_or_path", checkpoints["bert"], "--decoder_model_name_or_path",
+                               checkpoints["gpt"], "--train_file", data["multi30k_train"], "--validation_file",
+                               data["multi30k_valid"], "--source_lang", "de", "--target_lang", "en",
+                               "--predict_with_generate", "--max_target_length", "8", "--output_dir", out,
+                               *[a for a in COMMON if a != "--do_predict"]])
+    assert 0.0 <= results["eval_bleu"] <= 100.0
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(out)
+    assert type(model.decoder).__name__ == "LineageGPTForCausalLM" and model.config.decoder.add_cross_attention
+    decoder_tokenizer = AutoTokenizer.from_pretrained(os.path.join(out, "decoder_tokenizer"))
+    assert model.config.decoder_start_token_id == decoder_tokenizer.bos_token_id
+
+
+def test_decoder_only_generation_strips_the_prompt_and_left_padding_changes_nothing(checkpoints, tmp_path):
+    """What the causal-LM trainer returns for a batch of left-padded prompts is, row by row, what generate gives
+    for that prompt alone, without the prompt."""
+    if "gpt" not in checkpoints:
+        pytest.skip("gpt needed")
+    tokenizer = AutoTokenizer.from_pretrained(checkpoints["gpt"])
+    model = transformers.AutoModelForCausalLM.from_pretrained(checkpoints["gpt"]).eval()
+    model.generation_config = transformers.GenerationConfig(eos_token_id=-1, pad_token_id=0, max_new_tokens=5,
+                                                            do_sample=False)  # eos never: always 5 new tokens
+    sources = ["A man rides a horse .", "Dogs", "Two people walk on a beach at sunset ."]
+    batch = generation.encode_causal({"source": sources, "target": ["x"] * 3}, tokenizer, 32, 8, with_prompt=True)
+    features = [{k: batch[k][i] for k in batch} for i in range(3)]
+    inputs = generation.DataCollatorForCausalGeneration(tokenizer.pad_token_id)(features)
+    assert (inputs["prompt_attention_mask"][:, -1] == 1).all()  # left-padded: every prompt ends at the right
+    args = transformers.Seq2SeqTrainingArguments(str(tmp_path / "x"), predict_with_generate=True, use_cpu=True,
+                                                 report_to="none")
+    trainer = generation.CausalLMGenerationTrainer(model=model, args=args, data_collator=None)
+    loss, generated, labels = trainer.prediction_step(model, inputs, prediction_loss_only=False)
+    assert torch.isfinite(loss) and generated.shape == (3, 5)
+    for i, source in enumerate(sources):
+        prompt = torch.tensor([batch["prompt_input_ids"][i]])
+        alone = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=5, do_sample=False,
+                               eos_token_id=-1, pad_token_id=0)
+        assert torch.equal(generated[i], alone[0, prompt.shape[1]:])
+    # Labels cover the target and its <eos> only: the source and the separator are -100.
+    n_prompt = len(batch["prompt_input_ids"][0])
+    assert (labels[0, :n_prompt] == -100).all() and labels[0, n_prompt:].ne(-100).sum() == 2
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt", "nnlm", "word2vec", "elmo"])
+def test_freeze_base_trains_only_the_task_layers(family, checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "frozen")
+    args = ["--model_name_or_path", base, "--train_file", data["sst2_train"], "--output_dir", out, "--freeze_base",
+            *[a for a in COMMON if a not in ("--do_eval", "--do_predict")]]
+    results = classification.main(args)
+    assert 0 < results["trainable_parameters"] < results["parameters"]
+    before = transformers.AutoModelForSequenceClassification.from_pretrained(base)
+    after = transformers.AutoModelForSequenceClassification.from_pretrained(out)
+    # The pretrained input embeddings did not move (GPT's three added task tokens are new rows, not compared).
+    old = before.get_input_embeddings().weight
+    torch.testing.assert_close(after.get_input_embeddings().weight[: old.shape[0]], old, rtol=0, atol=0)
+    changed = [name for name, p in after.named_parameters()
+               if name in dict(before.named_parameters()) and "classifier" in name
+               and not torch.equal(p, dict(before.named_parameters())[name])]
+    assert changed, "the classifier did not train"
+
+
+def test_pos_tagging_on_conllu_uses_accuracy(checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForTokenClassification)
+    out = str(tmp_path / "pos")
+    results = labeling.main(["--model_name_or_path", base, "--train_file", data["conllu"], "--validation_file",
+                             data["conllu"], "--max_train_samples", "40", "--max_eval_samples", "16",
+                             "--output_dir", out, *[a for a in COMMON if a != "--do_predict"]])
+    assert 0.0 <= results["eval_accuracy"] <= 1.0 and "eval_f1" not in results
+    labels = set(AutoConfig.from_pretrained(out).label2id)
+    assert {"NOUN", "VERB", "PUNCT"} <= labels
+
+
+def test_unlabelled_test_file_gets_predictions_without_scores(checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "sst2")
+    results = classification.main(["--model_name_or_path", base, "--train_file", data["sst2_train"],
+                                   "--test_file", data["sst2_test_unlabelled"], "--output_dir", out,
+                                   *[a for a in COMMON if a != "--do_eval"]])
+    assert "predict_accuracy" not in results and results["predict_samples"] == 8
+    rows = [row.split("\t") for row in _lines(os.path.join(out, "predictions.tsv"))[1:]]
+    assert len(rows) == 8 and all(row[2] == "" and row[3] in {"0", "1"} for row in rows)
+    # Evaluating the fine-tuned model without training reads the labels from its config.
+    again = classification.main(["--model_name_or_path", out, "--validation_file", data["sst2_valid"],
+                                 "--output_dir", str(tmp_path / "eval-only"), "--do_eval", "--report_to", "none",
+                                 "--use_cpu", "true"])
+    assert 0.0 <= again["eval_accuracy"] <= 1.0
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _fails_cleanly(main, argv, out, capsys, *expected):
+    assert run_cli(main, argv) == 2
+    message = capsys.readouterr().err
+    for text in expected:
+        assert text in message, message
+    assert not os.path.exists(out), "a failed run left an output directory"
+
+
+def test_unknown_label_in_the_validation_file(checkpoints, data, tmp_path, capsys):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    lines = _lines(data["sst2_valid"])
+    bad = _write(tmp_path / "dev.tsv", lines[:5] + [lines[5].rsplit("\t", 1)[0] + "\t2"] + lines[6:])
+    out = str(tmp_path / "out")
+    _fails_cleanly(classification.main, ["--model_name_or_path", base, "--train_file", data["sst2_train"],
+                                         "--validation_file", bad, "--output_dir", out, *COMMON[:2]],
+                   out, capsys, bad, "label '2'")
+
+
+def test_conll_line_with_the_wrong_number_of_columns(checkpoints, data, tmp_path, capsys):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForTokenClassification)
+    lines = _lines(data["conll_train"])
+    lines[3] = lines[3] + " EXTRA"
+    bad = _write(tmp_path / "eng.train", lines)
+    out = str(tmp_path / "out")
+    _fails_cleanly(labeling.main, ["--model_name_or_path", base, "--train_file", bad, "--output_dir", out,
+                                   "--do_train"], out, capsys, f"{bad}:4", "columns")
+
+
+@pytest.mark.parametrize("name", ["eng.testa", "dev.tsv", "val.csv"])
+def test_empty_file(name, checkpoints, data, tmp_path, capsys):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    empty = tmp_path / name
+    empty.write_text("")
+    out = str(tmp_path / "out")
+    main = labeling.main if name.startswith("eng") else classification.main
+    train = data["conll_train"] if name.startswith("eng") else data["sst2_train"]
+    _fails_cleanly(main, ["--model_name_or_path", base, "--train_file", train, "--validation_file", str(empty),
+                          "--output_dir", out, "--do_train", "--do_eval"], out, capsys, str(empty), "empty file")
+
+
+def test_a_model_that_cannot_do_the_task(tmp_path, data, capsys):
+    # A vision transformer has no token-classification class (nor do lineage families before their heads exist).
+    folder = tmp_path / "vit"
+    transformers.ViTConfig(hidden_size=8, num_hidden_layers=1, num_attention_heads=1).save_pretrained(folder)
+    out = str(tmp_path / "out")
+    _fails_cleanly(labeling.main, ["--model_name_or_path", str(folder), "--train_file", data["conll_train"],
+                                   "--output_dir", out, "--do_train"],
+                   out, capsys, "a model that cannot do sequence labeling", "AutoModelForTokenClassification")
+
+
+def test_nothing_to_do_and_missing_files(tmp_path, capsys, data):
+    out = str(tmp_path / "out")
+    _fails_cleanly(classification.main, ["--model_name_or_path", "x", "--output_dir", out], out, capsys,
+                   "--do_train")
+    _fails_cleanly(classification.main, ["--model_name_or_path", "x", "--output_dir", out, "--do_train"], out,
+                   capsys, "--train_file")
+    _fails_cleanly(classification.main, ["--model_name_or_path", "x", "--train_file", str(tmp_path / "no.tsv"),
+                                         "--output_dir", out, "--do_train"], out, capsys, "no such file")
+    # The same through `hf-lineage finetune <task> ...`.
+    from hf_lineage import cli
+
+    assert cli.main(["finetune", "sentence_pairs", "--model_name_or_path", "x", "--output_dir", out]) == 2
+    assert "--do_train" in capsys.readouterr().err and not os.path.exists(out)
+
+
+# --------------------------------------------------------------------------- the script entry
+
+
+def test_recipe_script_runs_as_a_program(checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    out = tmp_path / "script"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, str(REPO / "recipes" / "sentence_pairs.py"), "--model_name_or_path", base, "--train_file",
+         data["mrpc_train"], "--validation_file", data["mrpc_valid"], "--output_dir", str(out),
+         "--max_train_samples", "16", *[a for a in COMMON if a != "--do_predict"]],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert 0.0 <= _read_results(out)["eval_accuracy"] <= 1.0
+
+
+# --------------------------------------------------------------------------- data plumbing (no training)
+
+
+def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
+    """--dataset_name goes through datasets.load_dataset (mocked here: no network in tests); ClassLabel ids become
+    their names, GLUE's -1 ("no label") in test splits drops the label column, tag sequences are named too."""
+    import datasets
+
+    from hf_lineage.tasks import common
+
+    sst2 = datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict(
+            {"sentence": ["good", "bad"], "label": [1, 0], "idx": [0, 1]},
+            features=datasets.Features({"sentence": datasets.Value("string"),
+                                        "label": datasets.ClassLabel(names=["negative", "positive"]),
+                                        "idx": datasets.Value("int32")})),
+        "test": datasets.Dataset.from_dict(
+            {"sentence": ["meh"], "label": [-1], "idx": [0]},
+            features=datasets.Features({"sentence": datasets.Value("string"),
+                                        "label": datasets.ClassLabel(names=["negative", "positive"]),
+                                        "idx": datasets.Value("int32")})),
+    })
+    ner = datasets.DatasetDict({"train": datasets.Dataset.from_dict(
+        {"tokens": [["EU", "rejects"]], "ner_tags": [[3, 0]]},
+        features=datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
+                                    "ner_tags": datasets.Sequence(datasets.ClassLabel(names=["O", "B-PER", "I-PER",
+                                                                                             "B-ORG"]))}))})
+    translation = datasets.DatasetDict({"train": datasets.Dataset.from_dict(
+        {"translation": [{"de": "Ein Hund", "en": "A dog"}]})})
+    hub = {"glue": sst2, "conll2003": ner, "wmt": translation}
+    monkeypatch.setattr(common.datasets, "load_dataset", lambda name, config=None: hub[name])
+    args = transformers.TrainingArguments("unused", do_train=True, do_predict=True)
+
+    splits = common.load_splits("classification", common.DataTrainingArguments(dataset_name="glue",
+                                                                                dataset_config_name="sst2"), args)
+    assert splits["train"].dataset.to_dict() == {"sentence": ["good", "bad"], "label": ["positive", "negative"]}
+    assert splits["test"].dataset.column_names == ["sentence"] and splits["test"].source == "glue/sst2 test"
+    args = transformers.TrainingArguments("unused", do_train=True)
+    splits = common.load_splits("sequence_labeling", common.DataTrainingArguments(dataset_name="conll2003"), args)
+    assert splits["train"].dataset[0] == {"tokens": ["EU", "rejects"], "tags": ["B-ORG", "O"]}
+    data_args = common.DataTrainingArguments(dataset_name="wmt", source_lang="de", target_lang="en")
+    splits = common.load_splits("generation", data_args, args)
+    assert splits["train"].dataset[0] == {"source": "Ein Hund", "target": "A dog"}
+
+
+def test_label_maps_come_from_the_training_data():
+    import datasets
+
+    from hf_lineage.tasks.common import Split, build_label_maps
+
+    def split(labels, source):
+        return Split(datasets.Dataset.from_dict({"sentence": ["x"] * len(labels), "label": labels}), source)
+
+    config = transformers.PretrainedConfig()  # default LABEL_0/LABEL_1: not a fine-tuned checkpoint
+    labels, label2id = build_label_maps({"train": split(["10", "2", "2", "1"], "t.csv")}, "label", config)
+    assert labels == ["1", "2", "10"]  # numeric names sorted as numbers, any number of classes
+    labels, _ = build_label_maps({"train": split(["neutral", "contradiction", "entailment"], "t.csv")}, "label",
+                                 config)
+    assert labels == ["contradiction", "entailment", "neutral"]
+    with pytest.raises(ValueError, match=r"v\.csv: label 'maybe' does not occur"):
+        build_label_maps({"train": split(["yes", "no"], "t.csv"), "validation": split(["maybe"], "v.csv")}, "label",
+                         config)
+    # A fine-tuned checkpoint keeps its own label order when it knows every training label.
+    tuned = transformers.PretrainedConfig(id2label={0: "yes", 1: "no"})
+    assert build_label_maps({"train": split(["no", "yes"], "t.csv")}, "label", tuned)[0] == ["yes", "no"]
+
+
+def test_gpt_pair_transformation_default_follows_the_dataset():
+    from hf_lineage.tasks.classification import default_pair_task
+    from hf_lineage.tasks.common import DataTrainingArguments
+
+    assert default_pair_task(DataTrainingArguments(train_file="glue_mrpc/train.tsv")) == "similarity"
+    assert default_pair_task(DataTrainingArguments(dataset_name="glue", dataset_config_name="qqp")) == "similarity"
+    assert default_pair_task(DataTrainingArguments(train_file="glue_rte/train.tsv")) == "entailment"
+    assert default_pair_task(DataTrainingArguments(train_file="mine.csv")) == "entailment"
