@@ -13,7 +13,10 @@ __version__ = "0.1.0.dev0"
 from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
 from .registry import FAMILIES, register_all
+from .contextual import ContextualVectors
+from .fast import train_word2vec
+from .vectors import WordVectors
 
 register_all()
 
-__all__ = ["FAMILIES", "register_all", *_models_all]
+__all__ = ["ContextualVectors", "FAMILIES", "WordVectors", "register_all", "train_word2vec", *_models_all]

@@ -91,6 +91,7 @@ class PretrainArguments:
     report_to: str = "tensorboard"
     preprocessing_num_workers: int | None = None
     overwrite_output_dir: bool = False
+    backend: str = "auto"
 
 
 class PretrainError(ValueError):
@@ -159,6 +160,29 @@ def check_arguments(args: PretrainArguments, objective) -> None:
             f"{out} is not empty (it holds another run or other files). Use a new --output-dir, "
             "--resume-from latest to continue the run it holds, or --overwrite-output-dir."
         )
+
+
+BACKENDS = ("auto", "engine", "cpu")
+
+
+def use_cpu_backend(args: PretrainArguments, objective) -> bool:
+    """Whether ``--backend`` picks the family's own CPU trainer (word2vec's numba Hogwild SGD) over the engine:
+    ``cpu`` asks for it, ``auto`` takes it when the family has one, no GPU is visible, one process runs and the
+    corpus is local files (not streamed, not a resumed engine run)."""
+    if args.backend not in BACKENDS:
+        raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
+    if args.backend == "engine":
+        return False
+    one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
+    if args.backend == "cpu":
+        if not objective.has_cpu_backend:
+            raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
+        if not args.train_file or args.streaming or not one_process:
+            raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
+                                "or multi-process launch); use --backend engine for those")
+        return True
+    return (objective.has_cpu_backend and one_process and bool(args.train_file) and not args.streaming
+            and not args.resume_from and not torch.cuda.is_available())
 
 
 def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
@@ -347,6 +371,8 @@ def pretrain(args: PretrainArguments) -> str:
     objective = get_objective(args.family, args)
     resolve_defaults(args, objective)
     check_arguments(args, objective)
+    if use_cpu_backend(args, objective):
+        return objective.train_cpu(args)
     output_dir = Path(args.output_dir)
 
     log_with = None if args.report_to in ("none", "", None) else args.report_to
@@ -388,6 +414,7 @@ def pretrain(args: PretrainArguments) -> str:
 
     _, modeling = family_classes(args.family)
     model = getattr(modeling, objective.model_class_name)(config)
+    objective.init_model(model)
 
     collate = objective.collator(tokenizer)
     if args.streaming:
@@ -408,7 +435,7 @@ def pretrain(args: PretrainArguments) -> str:
                        else len(train_loader) // accelerator.num_processes // args.gradient_accumulation_steps)
     max_steps = args.max_steps or max(1, math.ceil(args.num_epochs * steps_per_epoch))
     warmup = args.warmup_steps if args.warmup_steps is not None else math.ceil(args.warmup_ratio * max_steps)
-    optimizer = build_optimizer(model, args)
+    optimizer = objective.build_optimizer(model, args)
     # The scheduler is stepped by hand once per optimiser step: Accelerate's wrapper would step it once per process.
     scheduler = get_scheduler(args.lr_scheduler, optimizer, num_warmup_steps=warmup, num_training_steps=max_steps)
     model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
@@ -561,6 +588,8 @@ FLAG_HELP = {
     "eval_every": "evaluate on --validation-file every N steps (and always at the end)",
     "report_to": "Accelerate tracker: tensorboard, wandb, ... or none",
     "overwrite_output_dir": "delete what the output dir holds first",
+    "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec); auto picks it when the family "
+    "has one, no GPU is visible and one process runs",
 }
 
 

@@ -14,6 +14,15 @@ from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
 FAMILIES = {
     "gpt": ("configuration_lineage_gpt", "LineageGPTConfig", "modeling_lineage_gpt"),
     "bert": ("configuration_lineage_bert", "LineageBertConfig", "modeling_lineage_bert"),
+    "nnlm": ("configuration_lineage_nnlm", "LineageNNLMConfig", "modeling_lineage_nnlm"),
+    "word2vec": ("configuration_lineage_word2vec", "LineageWord2VecConfig", "modeling_lineage_word2vec"),
+    "elmo": ("configuration_lineage_elmo", "LineageElmoConfig", "modeling_lineage_elmo"),
+}
+
+# family -> (tokenizer module, class name) for a family whose tokenizer is its own class (ELMo's gives character
+# ids too) rather than a `tokenizers` pipeline in PreTrainedTokenizerFast.
+TOKENIZERS = {
+    "elmo": ("tokenization_lineage_elmo", "LineageElmoTokenizer"),
 }
 
 
@@ -35,6 +44,13 @@ def register_family(family: str) -> None:
         getattr(transformers, auto_name).register(config_class, model_class, exist_ok=True)
         # Marks the class as custom code so save_pretrained copies the modeling files next to the weights.
         model_class.register_for_auto_class(auto_name)
+    if family in TOKENIZERS:
+        module_name, class_name = TOKENIZERS[family]
+        tokenizer_class = getattr(importlib.import_module(f"hf_lineage.models.{module_name}"), class_name)
+        AutoTokenizer.register(config_class, slow_tokenizer_class=tokenizer_class, exist_ok=True)
+        # save_pretrained copies the tokenizer's file and names it in auto_map, for trust_remote_code.
+        tokenizer_class.register_for_auto_class("AutoTokenizer")
+        return
     # Our tokenizers are plain `tokenizers` pipelines in the generic fast class, so a saved folder loads anywhere.
     AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast, exist_ok=True)
 

@@ -184,3 +184,71 @@ def test_causal_lm_loss_is_next_token_cross_entropy_and_generation_ignores_left_
                            attention_mask=torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]),
                            max_new_tokens=4, do_sample=False, pad_token_id=0)
     assert batch[0, 2:].tolist() == alone[0].tolist()
+
+
+# --- the real static-vector families -------------------------------------------------------------------------------
+
+FAMILY_PRETRAINED = {
+    "word2vec": ("hf_lineage.models.configuration_lineage_word2vec:LineageWord2VecConfig",
+                 "hf_lineage.models.modeling_lineage_word2vec:LineageWord2VecForPreTraining", "word2vec"),
+    "nnlm": ("hf_lineage.models.configuration_lineage_nnlm:LineageNNLMConfig",
+             "hf_lineage.models.modeling_lineage_nnlm:LineageNNLMForCausalLM", "nnlm"),
+}
+
+
+def _load(spec):
+    import importlib
+
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_PRETRAINED))
+def test_family_heads_load_pretrained_vectors_and_initialise_the_rest(family, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoModelForTokenClassification
+
+    import hf_lineage  # noqa: F401  (registers the families)
+
+    config_spec, pretrained_spec, prefix = FAMILY_PRETRAINED[family]
+    config = _load(config_spec).from_named("tiny", vocab_size=40)
+    pretrained = _load(pretrained_spec)(config)
+    vectors = getattr(pretrained, prefix).get_input_embeddings().weight.detach().clone()
+    pretrained.save_pretrained(tmp_path)
+    autos = [AutoModelForTokenClassification, AutoModelForSequenceClassification]
+    if family == "word2vec":
+        autos.append(AutoModelForCausalLM)  # NNLM is a causal LM itself
+    for auto in autos:
+        model = auto.from_pretrained(tmp_path, num_labels=3, freeze_vectors=True)
+        assert type(model).__name__.startswith(f"Lineage{'Word2Vec' if family == 'word2vec' else 'NNLM'}For")
+        torch.testing.assert_close(getattr(model, prefix).get_input_embeddings().weight, vectors)
+        assert not getattr(model, prefix).get_input_embeddings().weight.requires_grad
+        for name, param in model.named_parameters():
+            if not name.startswith(prefix):  # missing from the checkpoint: initialised, not left empty
+                assert torch.isfinite(param).all() and param.abs().max() < 10, name
+                if "weight" in name:
+                    assert 0 < param.std() < 1, name
+        logits = model(input_ids=torch.tensor([[4, 5, 6, 7]])).logits
+        assert torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_PRETRAINED))
+def test_family_head_loads_with_trust_remote_code_without_hf_lineage(family, tmp_path):
+    from conftest import run_without_hf_lineage
+
+    config_spec, _, _ = FAMILY_PRETRAINED[family]
+    config = _load(config_spec).from_named("tiny", vocab_size=40, num_labels=2)
+    import hf_lineage  # noqa: F401
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_config(config).eval()
+    model.save_pretrained(tmp_path)
+    ids = [[4, 5, 6, 7, 8]]
+    expected = model(input_ids=torch.tensor(ids), token_type_ids=torch.tensor([[0, 0, 1, 1, 1]])).logits
+    out = run_without_hf_lineage(
+        "import torch\n"
+        "from transformers import AutoModelForSequenceClassification\n"
+        f"m = AutoModelForSequenceClassification.from_pretrained({str(tmp_path)!r}, trust_remote_code=True).eval()\n"
+        f"print(m(input_ids=torch.tensor({ids}), token_type_ids=torch.tensor([[0, 0, 1, 1, 1]])).logits.tolist())\n",
+        cwd=tmp_path,
+    )
+    torch.testing.assert_close(torch.tensor(eval(out.strip().splitlines()[-1])), expected, rtol=1e-5, atol=1e-6)

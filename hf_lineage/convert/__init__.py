@@ -10,6 +10,7 @@
 """
 
 from . import bert, gpt
+from .word2vec import from_gensim  # a trained gensim Word2Vec -> (LineageWord2VecForPreTraining, tokenizer)
 
 # module per family; each has CLASS_PAIRS {transformers class name: lineage class name}, from_/to_transformers
 _CONVERTERS = [bert, gpt]
@@ -34,4 +35,4 @@ def to_transformers(model):
     return _converter_for(type(model).__name__, lineage_side=True).to_transformers(model)
 
 
-__all__ = ["from_transformers", "to_transformers"]
+__all__ = ["from_gensim", "from_transformers", "to_transformers"]

@@ -28,5 +28,29 @@ from .modeling_lineage_gpt import (
     LineageGPTPreTrainedModel,
     LineageGPTTaskOutput,
 )
+from .configuration_lineage_nnlm import LineageNNLMConfig
+from .modeling_lineage_nnlm import (
+    LineageNNLMForCausalLM,
+    LineageNNLMModel,
+    LineageNNLMModelOutput,
+    LineageNNLMPreTrainedModel,
+)
+from .configuration_lineage_word2vec import LineageWord2VecConfig
+from .modeling_lineage_word2vec import (
+    LineageWord2VecForPreTraining,
+    LineageWord2VecModel,
+    LineageWord2VecPreTrainedModel,
+    LineageWord2VecPreTrainingOutput,
+)
+from .configuration_lineage_elmo import LineageElmoConfig
+from .modeling_lineage_elmo import (
+    LineageElmoForCausalLM,
+    LineageElmoForPreTraining,
+    LineageElmoModel,
+    LineageElmoModelOutput,
+    LineageElmoPreTrainedModel,
+    LineageElmoPreTrainingOutput,
+)
+from .tokenization_lineage_elmo import LineageElmoTokenizer
 
-__all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput"]
+__all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageNNLMConfig", "LineageNNLMForCausalLM", "LineageNNLMModel", "LineageNNLMModelOutput", "LineageNNLMPreTrainedModel", "LineageWord2VecConfig", "LineageWord2VecForPreTraining", "LineageWord2VecModel", "LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", "LineageElmoConfig", "LineageElmoForCausalLM", "LineageElmoForPreTraining", "LineageElmoModel", "LineageElmoModelOutput", "LineageElmoPreTrainedModel", "LineageElmoPreTrainingOutput", "LineageElmoTokenizer"]

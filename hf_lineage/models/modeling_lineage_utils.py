@@ -15,8 +15,15 @@ from transformers.utils import ModelOutput
 
 # Cited in model cards, one line per family.
 PAPERS = {
+    "lineage-nnlm": "Bengio, Ducharme, Vincent and Jauvin (2003), A Neural Probabilistic Language Model. Journal of "
+    "Machine Learning Research 3:1137-1155. https://www.jmlr.org/papers/v3/bengio03a.html",
+    "lineage-elmo": "Peters et al. (2018), Deep contextualized word representations. NAACL 2018. "
+    "https://arxiv.org/abs/1802.05365",
     "lineage-gpt": "Radford et al. (2018), Improving Language Understanding by Generative Pre-Training. "
     "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf",
+    "lineage-word2vec": "Mikolov et al. (2013), Efficient Estimation of Word Representations in Vector Space "
+    "(https://arxiv.org/abs/1301.3781) and Distributed Representations of Words and Phrases and their "
+    "Compositionality (https://arxiv.org/abs/1310.4546).",
     "lineage-bert": "Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
     "Understanding. https://arxiv.org/abs/1810.04805",
 }

@@ -17,6 +17,9 @@ import torch
 OBJECTIVES = {
     "gpt": "hf_lineage.objectives.gpt:GPTObjective",
     "bert": "hf_lineage.objectives.bert:BertObjective",
+    "word2vec": "hf_lineage.objectives.word2vec:Word2VecObjective",
+    "nnlm": "hf_lineage.objectives.nnlm:NNLMObjective",
+    "elmo": "hf_lineage.objectives.elmo:ElmoObjective",
 }
 
 
@@ -33,6 +36,9 @@ class PretrainingObjective:
     )
     # Evaluation key whose exponential is reported as perplexity (None where perplexity is not defined).
     perplexity_of: ClassVar[str | None] = None
+    # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the
+    # engine's loop.
+    has_cpu_backend: ClassVar[bool] = False
 
     def __init__(self, args):
         self.args = args
@@ -66,6 +72,21 @@ class PretrainingObjective:
     def eval_sums(self, outputs, batch) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Per-example (sum, count) pairs of each evaluation number; the engine reports sum / count."""
         raise NotImplementedError
+
+    def init_model(self, model) -> None:
+        """Called on the freshly built model, before training: a family may store data-derived state in it (word2vec
+        stores its vocabulary counts). Default: nothing."""
+
+    def build_optimizer(self, model, args) -> torch.optim.Optimizer:
+        """The optimiser the engine steps; default: AdamW with the usual no-decay groups (``pretrain.build_optimizer``).
+        word2vec overrides it with plain SGD."""
+        from ..pretrain import build_optimizer
+
+        return build_optimizer(model, args)
+
+    def train_cpu(self, args) -> str:
+        """Train with the family's own CPU trainer instead of the engine; returns the output directory."""
+        raise NotImplementedError(f"{self.family} has no CPU backend")
 
 
 def get_objective(family: str, args) -> PretrainingObjective:

@@ -1,0 +1,135 @@
+"""word2vec's pre-training objective (the engine path), and the dispatch to the CPU trainer (``--backend cpu``).
+
+    hf-lineage pretrain word2vec --train-file corpus.txt --output-dir out/w2v --config gensim
+    hf-lineage pretrain word2vec --backend engine --set architecture=skipgram --train-file ... --output-dir ...
+
+Both backends train the same model on the same vocabulary and write the same folder (model, tokenizer,
+``train_results.json``). ``--backend auto`` (the default) takes the CPU trainer when no GPU is visible and one
+process runs, the engine otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..data.word2vec import (
+    MAX_SENTENCE_WORDS,
+    DataCollatorForWord2Vec,
+    check_vocabulary,
+    chunk_sentence,
+    trainable_counts,
+)
+from ..models import LineageWord2VecConfig
+from ..tokenization import train_wordlevel_tokenizer
+from ..tokenization.trainers import WORD_COUNTS_KEY
+from . import PretrainingObjective
+
+
+class Word2VecObjective(PretrainingObjective):
+    """Mikolov et al. (2013): examples are sentences (lines, cut at 10,000 words as gensim does), a word-level
+    vocabulary of the words seen at least ``min_count`` times, and the collator draws subsampling, windows and
+    noise words per example (``DataCollatorForWord2Vec``).
+
+    Optimiser: plain SGD (no momentum, no weight decay, so rows absent from a batch do not move, as in the C tool)
+    with the learning rate decaying linearly to 0. The loss is the mean over the batch's training items, so the
+    step one item gets is ``learning_rate / items per batch``; the default ``learning_rate`` is the C tool's
+    alpha (0.025) times the items of a default batch, about 64 sentences × 120 items. Epochs are the config's
+    ``epochs`` (``--set epochs=N``; ``--num-epochs`` sets the same).
+    """
+
+    family = "word2vec"
+    model_class_name = "LineageWord2VecForPreTraining"
+    defaults = dict(
+        PretrainingObjective.defaults, learning_rate=200.0, weight_decay=0.0, lr_scheduler="linear",
+        warmup_ratio=0.0, max_grad_norm=0.0, max_seq_length=MAX_SENTENCE_WORDS, per_device_batch_size=64,
+        vocab_size=None,
+    )
+    has_cpu_backend = True
+
+    def _config_fields(self) -> dict:
+        args = self.args
+        fields = {**LineageWord2VecConfig.named_sizes.get(args.config, {}), **args.overrides}
+        if args.num_epochs not in (None, 1.0) and "epochs" not in args.overrides:
+            fields["epochs"] = int(math.ceil(args.num_epochs))
+        return fields
+
+    def train_tokenizer(self, files, texts):
+        min_count = self._config_fields().get("min_count", LineageWord2VecConfig.min_count)
+        tokenizer = train_wordlevel_tokenizer(files=files, iterator=texts, min_count=min_count,
+                                              max_vocab_size=self.args.vocab_size)
+        check_vocabulary(self.counts(tokenizer), min_count)
+        return tokenizer
+
+    def counts(self, tokenizer) -> np.ndarray:
+        if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is None:
+            raise ValueError("word2vec needs a tokenizer with word counts (from train_wordlevel_tokenizer)")
+        min_count = self._config_fields().get("min_count", LineageWord2VecConfig.min_count)
+        return trainable_counts(tokenizer.init_kwargs[WORD_COUNTS_KEY], tokenizer.all_special_ids, min_count)
+
+    def build_config(self, size, tokenizer, overrides):
+        config = LineageWord2VecConfig.from_named(size, **{
+            "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
+            "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id, **self._config_fields(),
+        })
+        self.args.num_epochs = config.epochs
+        self._config, self._counts = config, self.counts(tokenizer)
+        return config
+
+    def prepare(self, dataset, tokenizer, split):
+        def tokenize(batch):
+            texts = [line for line in batch["text"] if line.strip()]
+            ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if texts else []
+            return {"input_ids": [piece for sentence in ids for piece in chunk_sentence(sentence)]}
+
+        examples = dataset.map(tokenize, batched=True, remove_columns=["text"],
+                               num_proc=self.args.preprocessing_num_workers, desc=f"Tokenizing {split}")
+        if len(examples) == 0:
+            raise ValueError(f"The {split} text is empty: it holds no words")
+        return examples
+
+    def collator(self, tokenizer):
+        return DataCollatorForWord2Vec(self._counts, self._config)
+
+    def init_model(self, model):
+        # The counts the Huffman tree and the noise distribution come from travel with the weights.
+        model.word_counts.copy_(torch.from_numpy(self._counts))
+
+    def loss_counts(self, batch):
+        return {"num_items_in_batch": torch.tensor(batch["labels"].shape[0], device=batch["labels"].device)}
+
+    def eval_sums(self, outputs, batch):
+        losses = outputs.item_losses.float()
+        return {"loss": (losses.sum()[None], torch.ones(1, device=losses.device) * losses.numel())}
+
+    def build_optimizer(self, model, args):
+        return torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
+                               momentum=0.0, weight_decay=0.0)
+
+    def train_cpu(self, args) -> str:
+        """The CPU trainer (``hf_lineage.train_word2vec``) with the command line's corpus, config and output."""
+        import shutil
+
+        from ..fast.word2vec_cpu import train_word2vec
+
+        if args.tokenizer:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        else:
+            tokenizer = self.train_tokenizer(args.train_file, None)
+        # Before anything is written: the settings must make a valid config.
+        fields = {**LineageWord2VecConfig.named_sizes[args.config], **self._config_fields()}
+        LineageWord2VecConfig(**{**fields, "vocab_size": len(tokenizer)})
+        if args.overwrite_output_dir and Path(args.output_dir).exists():
+            shutil.rmtree(args.output_dir)
+        train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed, output_dir=args.output_dir, **fields)
+        results = Path(args.output_dir) / "train_results.json"
+        data = json.loads(results.read_text())
+        print(f"word2vec (cpu backend): {data['effective_words_per_second']:,.0f} effective words/s, "
+              f"{data['words_per_second']:,.0f} raw words/s")
+        return args.output_dir

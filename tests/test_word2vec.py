@@ -1,0 +1,537 @@
+"""Lineage word2vec: config, the vocabulary tables against gensim's (Huffman tree, noise distribution, subsampling,
+learning rate), the model (init, save/load, loss), the collator, the CPU trainer's vectors against gensim's on real
+text, the engine and CPU backends through the CLI, and bad input."""
+
+import inspect
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+import transformers
+from transformers import AutoConfig, AutoModel, AutoModelForPreTraining, AutoTokenizer
+
+import hf_lineage
+from hf_lineage import LineageWord2VecConfig, LineageWord2VecForPreTraining, LineageWord2VecModel, train_word2vec
+from hf_lineage.cli import main as cli_main
+from hf_lineage.data.word2vec import (
+    DataCollatorForWord2Vec,
+    alias_probabilities,
+    alias_table,
+    huffman_tree,
+    keep_probabilities,
+    learning_rate,
+    noise_distribution,
+    sample_ints,
+    trainable_counts,
+)
+from hf_lineage.fast.word2vec_cpu import draw_noise_words
+from hf_lineage.models import modeling_lineage_word2vec
+
+from conftest import SHARED_DATA
+
+gensim = pytest.importorskip("gensim")
+from gensim.models import Word2Vec  # noqa: E402
+
+WIKITEXT = SHARED_DATA / "wikitext-2" / "wiki.train.tokens"
+# Zipf-like counts with ties, after the 4 specials (count 0: never trained).
+COUNTS = np.array([0, 0, 0, 0, 900, 400, 400, 250, 120, 120, 120, 60, 33, 20, 20, 9, 5, 5, 5, 2, 1])
+WORDS = [f"w{i}" for i in range(len(COUNTS))]
+
+
+def tiny(**overrides):
+    return LineageWord2VecConfig.from_named("tiny", **{"vocab_size": len(COUNTS), **overrides})
+
+
+def gensim_vocab(counts=COUNTS, **kwargs):
+    """A gensim model with our trained words and counts, and our counts re-ordered as gensim's vocabulary (gensim's
+    sort does not keep the order of equal counts): id 4 + k is gensim's word k."""
+    model = Word2Vec(min_count=1, **kwargs)
+    model.build_vocab_from_freq({WORDS[i]: int(c) for i, c in enumerate(counts) if c > 0})
+    ordered = np.array([0] * 4 + [model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key])
+    return model, ordered
+
+
+@pytest.fixture(scope="module")
+def wikitext_lines():
+    if not WIKITEXT.is_file():
+        pytest.skip("WikiText-2 not available")
+    lines, words = [], 0
+    with open(WIKITEXT, encoding="utf-8") as f:
+        for line in f:
+            tokens = [t for t in line.split() if t != "<unk>"]
+            if tokens:
+                lines.append(tokens)
+                words += len(tokens)
+            if words > 400_000:
+                break
+    return lines
+
+
+# --------------------------------------------------------------------------- config and registration
+
+
+def test_auto_classes_and_registration():
+    config = AutoConfig.for_model("lineage-word2vec", vocab_size=30)
+    assert isinstance(config, LineageWord2VecConfig)
+    for auto_name, class_name in modeling_lineage_word2vec.AUTO_CLASSES.items():
+        assert type(getattr(transformers, auto_name).from_config(config)).__name__ == class_name
+    assert "word2vec" in hf_lineage.FAMILIES
+
+
+def test_gensim_named_config_equals_gensims_defaults():
+    defaults = {k: v.default for k, v in inspect.signature(Word2Vec.__init__).parameters.items()}
+    config = LineageWord2VecConfig.from_named("gensim", vocab_size=10)
+    assert config.architecture == ("skipgram" if defaults["sg"] else "cbow")
+    for name in ("vector_size", "window", "negative", "sample", "ns_exponent", "min_count", "alpha", "min_alpha",
+                 "epochs"):
+        assert getattr(config, name) == defaults[name], name
+    assert config.hs == bool(defaults["hs"]) and config.cbow_mean == bool(defaults["cbow_mean"])
+    paper = LineageWord2VecConfig.from_named("mikolov2013", vocab_size=10)
+    assert (paper.architecture, paper.vector_size, paper.window, paper.negative, paper.sample) == \
+        ("skipgram", 300, 5, 5, 1e-5)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(negative=0, hs=False), "negative=0 and hs=False"),
+    (dict(negative=-1), "negative"),
+    (dict(architecture="glove"), "architecture"),
+    (dict(vector_size=0), "vector_size"),
+    (dict(window=0), "window"),
+    (dict(epochs=0), "epochs"),
+    (dict(sample=-0.1), "sample"),
+    (dict(alpha=0.0), "alpha"),
+    (dict(min_alpha=0.5), "min_alpha"),
+    (dict(min_count=-1), "min_count"),
+    (dict(task_encoder="gru"), "task_encoder"),
+    (dict(task_dropout=1.0), "task_dropout"),
+])
+def test_invalid_config_raises_value_error_naming_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LineageWord2VecConfig(vocab_size=10, **kwargs)
+
+
+# --------------------------------------------------------------------------- vocabulary tables against gensim
+
+
+@pytest.mark.parametrize("counts", [COUNTS, np.array([0, 0, 0, 0, 7, 7, 7, 7, 7, 7, 7]), np.array([0, 3])])
+def test_huffman_codes_and_points_equal_gensims(counts):
+    model, counts = gensim_vocab(counts, hs=1, negative=0)
+    ours = huffman_tree(counts)
+    for k, word in enumerate(model.wv.index_to_key):
+        n = ours.lengths[4 + k]
+        assert ours.codes[4 + k, :n].tolist() == np.asarray(model.wv.get_vecattr(word, "code")).tolist(), word
+        assert ours.points[4 + k, :n].tolist() == np.asarray(model.wv.get_vecattr(word, "point")).tolist(), word
+    assert (ours.lengths[:4] == 0).all()
+
+
+def test_noise_distribution_matches_gensims_cum_table_and_the_sampler_draws_from_it():
+    model, counts = gensim_vocab(ns_exponent=0.75)
+    gensim_p = np.diff(model.cum_table, prepend=0) / float(model.cum_table[-1])
+    np.testing.assert_allclose(noise_distribution(counts, 0.75)[4:], gensim_p, atol=2e-9)
+    ours = noise_distribution(COUNTS, 0.75)
+    assert (ours[COUNTS == 0] == 0).all()
+    table = alias_table(ours)
+    np.testing.assert_allclose(alias_probabilities(*table, len(COUNTS)), ours, atol=1e-9)
+    draws = draw_noise_words(*table, 400_000, 123)
+    frequency = np.bincount(draws, minlength=len(COUNTS)) / len(draws)
+    assert (frequency[COUNTS == 0] == 0).all()
+    np.testing.assert_allclose(frequency, ours, atol=4 * np.sqrt(ours.max() / len(draws)))
+
+
+@pytest.mark.parametrize("sample", [1e-3, 1e-2, 0.0])
+def test_keep_probabilities_equal_the_c_formula_and_gensims_sample_int(sample):
+    model, counts = gensim_vocab(sample=sample)
+    gensim_int = np.array([model.wv.get_vecattr(w, "sample_int") for w in model.wv.index_to_key])
+    assert (sample_ints(keep_probabilities(counts, sample))[4:] == gensim_int).all()
+    keep = keep_probabilities(COUNTS, sample)
+    if sample:
+        t = sample * COUNTS.sum()
+        f = COUNTS[4].astype(float)
+        assert keep[4] == pytest.approx((math.sqrt(f / t) + 1) * t / f)
+    assert (keep[COUNTS == 0] == 0).all() and keep.max() <= 1.0
+
+
+def test_learning_rate_decays_linearly_like_gensim():
+    model = Word2Vec(alpha=0.025, min_alpha=0.0001, epochs=5)
+    total = 1000
+    for done in (0, 100, 999, 1000, 1200):
+        epoch, within = divmod(done, total / 5)
+        expected = model._get_next_alpha(within / (total / 5), int(epoch)) if done < total else 0.0001
+        assert learning_rate(0.025, 0.0001, done, total) == pytest.approx(expected)
+
+
+def test_trainable_counts_drop_specials_and_rare_words():
+    counts = trainable_counts([50, 40, 0, 0, 9, 3, 1], special_ids=[0, 1, 2, 3], min_count=3)
+    assert counts.tolist() == [0, 0, 0, 0, 9, 3, 0]
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def test_init_is_the_c_tools_and_survives_from_pretrained(tmp_path):
+    config = tiny(vector_size=40, vocab_size=3000, hs=True)
+    model = LineageWord2VecForPreTraining(config)
+    w = model.word2vec.input_vectors.weight
+    bound = 0.5 / 40
+    assert w.min() >= -bound and w.max() <= bound
+    assert w.std().item() == pytest.approx(2 * bound / math.sqrt(12), rel=0.02)  # uniform's std
+    assert model.output_vectors.weight.abs().max() == 0 and model.inner_node_vectors.weight.abs().max() == 0
+    # A checkpoint of the bare model into the pre-training model: output layers and counts are missing and start
+    # as the C tool's (zeros), the input vectors are the saved ones.
+    model.word2vec.save_pretrained(tmp_path / "base")
+    loaded = LineageWord2VecForPreTraining.from_pretrained(tmp_path / "base")
+    assert torch.equal(loaded.word2vec.input_vectors.weight, w)
+    assert loaded.output_vectors.weight.abs().max() == 0 and loaded.inner_node_vectors.weight.abs().max() == 0
+    assert loaded.word_counts.abs().max() == 0
+    # The pre-training model without input vectors (only output layers saved): the input vectors get the uniform init.
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("word2vec.")}
+    model.save_pretrained(tmp_path / "no_input", state_dict=state)
+    again = LineageWord2VecForPreTraining.from_pretrained(tmp_path / "no_input")
+    w2 = again.word2vec.input_vectors.weight
+    assert torch.isfinite(w2).all() and w2.abs().max() <= bound and w2.std().item() == pytest.approx(
+        2 * bound / math.sqrt(12), rel=0.05)
+
+
+def test_save_and_auto_round_trip_keeps_vectors_and_counts(tmp_path):
+    model = LineageWord2VecForPreTraining(tiny(hs=True))
+    with torch.no_grad():
+        model.output_vectors.weight.normal_()
+        model.inner_node_vectors.weight.normal_()
+    model.word_counts.copy_(torch.from_numpy(COUNTS))
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForPreTraining.from_pretrained(tmp_path)
+    assert isinstance(loaded, LineageWord2VecForPreTraining)
+    for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        assert torch.equal(a, b), name
+    base = AutoModel.from_pretrained(tmp_path)
+    assert isinstance(base, LineageWord2VecModel)
+    ids = torch.tensor([[4, 5, 6]])
+    assert torch.equal(base(ids).last_hidden_state, model.word2vec.input_vectors.weight[ids])
+    assert base.get_input_embeddings() is base.input_vectors
+
+
+def naive_item_loss(model, inputs, mask, label, negatives, path):
+    """The C tool's objective for one item, with a Python loop."""
+    config = model.config
+    vectors = [model.word2vec.input_vectors.weight[i] for i, m in zip(inputs, mask) if m]
+    h = sum(vectors)
+    if config.architecture == "cbow" and config.cbow_mean:
+        h = h / len(vectors)
+    loss = 0.0
+    if config.negative:
+        loss -= F.logsigmoid(h @ model.output_vectors.weight[label])
+        for n in negatives:
+            if n != label:
+                loss -= F.logsigmoid(-(h @ model.output_vectors.weight[n]))
+    if config.hs:
+        for point, code in path:
+            loss -= F.logsigmoid((1 - 2 * code) * (h @ model.inner_node_vectors.weight[point]))
+    return loss
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+@pytest.mark.parametrize("negative, hs", [(3, False), (0, True), (2, True)])
+def test_forward_loss_is_the_c_tools_objective(architecture, negative, hs):
+    # sample=0: no subsampling, so the short sentences give many items
+    model = LineageWord2VecForPreTraining(tiny(architecture=architecture, negative=negative, hs=hs, sample=0.0))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.5)
+    collate = DataCollatorForWord2Vec(COUNTS, model.config)
+    batch = collate([{"input_ids": [4, 9, 5, 4, 7, 2, 6, 11, 4, 5, 8], "mask_seed": 3},
+                     {"input_ids": [12, 4, 13, 5], "mask_seed": 4}])
+    out = model(**batch)
+    tree = huffman_tree(COUNTS)
+    expected = []
+    for n in range(len(batch["labels"])):
+        label = int(batch["labels"][n])
+        n_nodes = tree.lengths[label]
+        path = list(zip(tree.points[label, :n_nodes].tolist(), tree.codes[label, :n_nodes].tolist()))
+        expected.append(naive_item_loss(model, batch["input_ids"][n].tolist(), batch["attention_mask"][n].tolist(),
+                                        label, batch["negatives"][n].tolist() if negative else [], path))
+    expected = torch.stack(expected)
+    torch.testing.assert_close(out.item_losses, expected)
+    torch.testing.assert_close(out.loss, expected.mean())
+    summed = model(**batch, num_items_in_batch=torch.tensor(100)).loss.item()
+    assert summed == pytest.approx(expected.sum().item() / 100)
+
+
+def test_collator_builds_the_c_tools_items_deterministically():
+    config = tiny(window=2, sample=0.0, negative=4)
+    collate = DataCollatorForWord2Vec(COUNTS, config)
+    sentence = [4, 5, 1, 6, 7, 8, 9, 10]  # 1 = <unk>: dropped before windowing, as gensim drops unknown words
+    batch = collate([{"input_ids": sentence, "mask_seed": 11}])
+    again = collate([{"input_ids": sentence, "mask_seed": 11}])
+    assert all(torch.equal(batch[k], again[k]) for k in batch)
+    kept = [w for w in sentence if w != 1]
+    pairs = {(int(x), int(y)) for x, y in zip(batch["input_ids"][:, 0], batch["labels"])}
+    # every pair is (context, centre) within the window; every centre has its nearest neighbours
+    for context, centre in pairs:
+        assert abs(kept.index(context) - kept.index(centre)) <= 2 and context != centre
+    for i, centre in enumerate(kept):
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(kept):
+                assert (kept[j], centre) in pairs
+    assert batch["negatives"].shape == (len(batch["labels"]), 4)
+    assert (torch.from_numpy(COUNTS)[batch["negatives"]] > 0).all()  # never a special
+    different = collate([{"input_ids": sentence, "mask_seed": 12}])
+    assert not torch.equal(different["negatives"][:5], batch["negatives"][:5])
+    cbow = DataCollatorForWord2Vec(COUNTS, tiny(window=2, sample=0.0, architecture="cbow"))(
+        [{"input_ids": sentence, "mask_seed": 1}])
+    assert cbow["input_ids"].shape == (len(kept), 4) and cbow["labels"].tolist() == kept
+    assert cbow["attention_mask"].sum(1).min() >= 1
+
+
+# --------------------------------------------------------------------------- the CPU kernel against a plain loop
+
+M64 = (1 << 64) - 1
+
+
+def xorshift(state):
+    state ^= state >> 12
+    state ^= (state << 25) & M64
+    state ^= state >> 27
+    return state
+
+
+def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, table, config, alpha, seed):
+    """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers."""
+    ids, alias, thresholds = noise
+    state = (seed | 1) & M64
+    for _ in range(4):
+        state = xorshift(state)
+
+    def rand32():
+        nonlocal state
+        state = xorshift(state)
+        return (state * 0x2545F4914F6CDD1D) & M64
+
+    def noise_word():
+        r = rand32()
+        slot = ((r >> 32) * len(ids)) >> 32
+        return int(ids[slot]) if (r & 0xFFFFFFFF) < thresholds[slot] else int(alias[slot])
+
+    def sigmoid(f):
+        return table[int((f + 6.0) * (1000 / 6.0 / 2))]
+
+    def predict(l1, target, neu1e):
+        for n in range(tree.lengths[target] if config.hs else 0):
+            point, code = tree.points[target, n], tree.codes[target, n]
+            f = float(l1 @ syn1[point])
+            if -6 < f < 6:
+                g = np.float32((1 - code - sigmoid(f)) * alpha)
+                neu1e += g * syn1[point]
+                syn1[point] += g * l1
+        for s in range(config.negative + 1 if config.negative else 0):
+            if s == 0:
+                word, label = target, 1.0
+            else:
+                word, label = noise_word(), 0.0
+                if word == target:
+                    continue
+            f = float(l1 @ syn1neg[word])
+            g = np.float32(((label - 1) if f > 6 else label if f < -6 else label - sigmoid(f)) * alpha)
+            neu1e += g * syn1neg[word]
+            syn1neg[word] += g * l1
+
+    for s in range(len(starts) - 1):
+        sentence = []
+        for w in corpus[starts[s]:starts[s + 1]]:
+            if keep[w] == 0 or (keep[w] != 0xFFFFFFFF and keep[w] < (rand32() & 0xFFFFFFFF)):
+                continue
+            sentence.append(int(w))
+        for i, centre in enumerate(sentence):
+            b = (rand32() >> 32) % config.window
+            context = [j for j in range(max(0, i - config.window + b), min(len(sentence), i + config.window + 1 - b))
+                       if j != i]
+            if config.architecture == "skipgram":
+                for j in context:
+                    neu1e = np.zeros_like(syn0[0])
+                    predict(syn0[sentence[j]].copy(), centre, neu1e)
+                    syn0[sentence[j]] += neu1e
+            elif context:
+                h = sum(syn0[sentence[j]] for j in context)
+                if config.cbow_mean:
+                    h = h / np.float32(len(context))
+                neu1e = np.zeros_like(h)
+                predict(h, centre, neu1e)
+                for j in context:
+                    syn0[sentence[j]] += neu1e
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+@pytest.mark.parametrize("negative, hs", [(3, False), (0, True), (2, True)])
+def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, negative, hs):
+    from hf_lineage.fast.word2vec_cpu import exp_table, train_sentences
+
+    config = tiny(architecture=architecture, negative=negative, hs=hs, window=3, sample=1e-2)
+    rng = np.random.default_rng(0)
+    corpus = rng.choice(len(COUNTS), size=300, p=COUNTS / COUNTS.sum()).astype(np.int32)
+    corpus[::17] = 1  # <unk>: skipped
+    starts = np.array([0, 40, 41, 160, 300])
+    d = config.vector_size
+    syn0 = rng.uniform(-0.5 / d, 0.5 / d, (len(COUNTS), d)).astype(np.float32)
+    syn1neg = rng.normal(0, 0.1, (len(COUNTS), d)).astype(np.float32)
+    syn1 = rng.normal(0, 0.1, (len(COUNTS), d)).astype(np.float32)
+    keep = sample_ints(keep_probabilities(COUNTS, config.sample))
+    noise = alias_table(noise_distribution(COUNTS, config.ns_exponent))
+    tree = huffman_tree(COUNTS)
+    table = exp_table()
+    expected = [m.copy() for m in (syn0, syn1neg, syn1)]
+    initial = syn0.copy()
+    # min_alpha = alpha: a constant learning rate, so the plain loop need not track the decay
+    train_sentences(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, syn1, keep, *noise, tree.points, tree.codes,
+                    tree.lengths, table, architecture == "skipgram", True, config.window, negative, hs,
+                    np.float32(0.05), np.float32(0.05), 0.0, 1e9, 99)
+    reference_train(corpus, starts, *expected, keep, noise, tree, table, config, np.float32(0.05), 99)
+    for ours, reference in zip((syn0, syn1neg, syn1), expected):
+        np.testing.assert_allclose(ours, reference, rtol=1e-4, atol=1e-6)
+    assert np.abs(syn0 - initial).max() > 1e-3  # it did train
+
+
+# --------------------------------------------------------------------------- the CPU trainer against gensim
+
+
+def similarity_agreement(a, b, words, pairs=3000, seed=0):
+    """Spearman correlation between two models' cosine similarities over random pairs of ``words``."""
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(0, len(words), (2, pairs))
+    keep = i != j
+
+    def cos(vectors):
+        x = np.stack([vectors[w] for w in words])
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        return (x[i[keep]] * x[j[keep]]).sum(1)
+
+    return spearmanr(cos(a), cos(b)).statistic
+
+
+@pytest.mark.parametrize("architecture, negative, hs", [
+    ("skipgram", 5, False), ("cbow", 5, False), ("skipgram", 0, True), ("cbow", 0, True),
+])
+def test_trained_vectors_agree_with_gensims_as_much_as_gensims_own_reruns(wikitext_lines, architecture, negative,
+                                                                           hs):
+    settings = dict(vector_size=50, window=5, min_count=5, sample=1e-3, negative=negative, hs=hs, epochs=2,
+                    alpha=0.025 if architecture == "skipgram" else 0.05)
+    sg = int(architecture == "skipgram")
+    gensim_settings = {**settings, "hs": int(hs), "sg": sg, "workers": 2}
+    g1 = Word2Vec(wikitext_lines, seed=1, **gensim_settings).wv
+    g2 = Word2Vec(wikitext_lines, seed=2, **gensim_settings).wv
+    # one worker: our run is deterministic (gensim's two workers make its reference spread realistic)
+    model, tokenizer = train_word2vec(wikitext_lines, architecture=architecture, workers=1, seed=1, **settings)
+    trained = np.flatnonzero(model.word_counts.numpy())
+    ours = dict(zip(tokenizer.convert_ids_to_tokens(trained.tolist()),
+                    model.word2vec.input_vectors.weight.detach().numpy()[trained]))
+    assert set(ours) == set(g1.index_to_key)  # same vocabulary after min_count
+    words = g1.index_to_key[20:1020]  # frequent words, past the stop words
+    reference = similarity_agreement(g1, g2, words)
+    agreement = similarity_agreement(ours, g1, words)
+    rng = np.random.default_rng(0)
+    untrained = similarity_agreement({w: rng.uniform(-1, 1, size=50) for w in words}, g1, words)
+    assert reference > 0.4 and abs(untrained) < 0.1
+    assert agreement > reference - 0.1, (agreement, reference)
+    # Related words are closer than random pairs are (as a percentile of the random pairs' similarities), in ours
+    # as in gensim's. Raw cosines are high for any pair after this little training: a shared direction dominates.
+    related = [("he", "she"), ("his", "her"), ("January", "February"), ("first", "second"), ("city", "town")]
+
+    def percentile(vectors):
+        def cos(a, b):
+            return float(vectors[a] @ vectors[b] / np.linalg.norm(vectors[a]) / np.linalg.norm(vectors[b]))
+
+        background = np.array([cos(a, b) for a, b in zip(words[::7], words[3::7])])
+        return np.mean([(background < cos(a, b)).mean() for a, b in related])
+
+    assert percentile(ours) > 0.5 and percentile(ours) > percentile(g1) - 0.2, (percentile(ours), percentile(g1))
+
+
+def test_one_worker_is_deterministic_and_the_results_report_words_per_second(wikitext_lines):
+    runs = [train_word2vec(wikitext_lines[:300], workers=1, seed=7, min_count=2, epochs=1, vector_size=20)[0]
+            for _ in range(2)]
+    assert torch.equal(runs[0].word2vec.input_vectors.weight, runs[1].word2vec.input_vectors.weight)
+    results = runs[0].train_results
+    assert 0 < results["effective_words"] < results["raw_words"]  # subsampling dropped frequent words
+    assert results["effective_words_per_second"] > 0 and results["words_per_second"] > 0
+    changed = train_word2vec(wikitext_lines[:300], workers=1, seed=8, min_count=2, epochs=1, vector_size=20)[0]
+    assert not torch.equal(changed.word2vec.input_vectors.weight, runs[0].word2vec.input_vectors.weight)
+
+
+# --------------------------------------------------------------------------- CLI: both backends, bad input
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory, wikitext_lines):
+    path = tmp_path_factory.mktemp("w2v") / "corpus.txt"
+    path.write_text("\n".join(" ".join(line) for line in wikitext_lines[:400]) + "\n", encoding="utf-8")
+    return path
+
+
+def _initial_and_final_loss(out, corpus_file):
+    model = LineageWord2VecForPreTraining.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    collate = DataCollatorForWord2Vec(model.word_counts.numpy(), model.config)
+    lines = corpus_file.read_text().splitlines()[:40]
+    batch = collate([{"input_ids": tokenizer(line, add_special_tokens=False)["input_ids"], "mask_seed": i}
+                     for i, line in enumerate(lines)])
+    fresh = LineageWord2VecForPreTraining(model.config)
+    with torch.no_grad():
+        return fresh(**batch).loss.item(), model(**batch).loss.item()
+
+
+def test_engine_backend_trains_end_to_end_through_the_cli(tmp_path, corpus_file):
+    out = tmp_path / "engine"
+    code = cli_main(["pretrain", "word2vec", "--backend", "engine", "--train-file", str(corpus_file), "--output-dir",
+                     str(out), "--set", "min_count=3", "--set", "epochs=2", "--per-device-batch-size", "8",
+                     "--report-to", "none"])
+    assert code == 0
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["step"] == 2 * results["steps_per_epoch"] and results["train_tokens_per_second"] > 0
+    assert isinstance(AutoModel.from_pretrained(out), LineageWord2VecModel)
+    initial, final = _initial_and_final_loss(out, corpus_file)
+    # zero output vectors: log 2 for the label and each of the 3 noise words (fewer when one equals the label)
+    assert 3.5 * math.log(2) < initial <= 4 * math.log(2) + 1e-6
+    assert final < initial - 0.3
+
+
+def test_cpu_backend_writes_the_same_kind_of_folder(tmp_path, corpus_file):
+    out = tmp_path / "cpu"
+    code = cli_main(["pretrain", "word2vec", "--backend", "cpu", "--train-file", str(corpus_file), "--output-dir",
+                     str(out), "--set", "min_count=3", "--set", "epochs=3"])
+    assert code == 0
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["backend"] == "cpu" and results["epochs"] == 3 and results["effective_words_per_second"] > 0
+    model = AutoModelForPreTraining.from_pretrained(out)
+    assert model.word_counts.sum() > 0 and model.word_counts[:4].sum() == 0
+    initial, final = _initial_and_final_loss(out, corpus_file)
+    assert final < initial - 0.15
+
+
+@pytest.mark.parametrize("backend", ["cpu", "engine"])
+def test_vocabulary_empty_after_min_count_is_exit_2_before_writing(tmp_path, corpus_file, backend, capsys):
+    out = tmp_path / "out"
+    code = cli_main(["pretrain", "word2vec", "--backend", backend, "--train-file", str(corpus_file),
+                     "--output-dir", str(out), "--set", "min_count=100000", "--report-to", "none"])
+    assert code == 2 and not out.exists()
+    assert "min_count=100000" in capsys.readouterr().err
+
+
+def test_empty_corpus_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="empty"):
+        train_word2vec([], min_count=1)
+    with pytest.raises(ValueError, match="empty"):
+        train_word2vec([[], []], min_count=1)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    with pytest.raises(ValueError, match="empty"):
+        train_word2vec(str(empty), min_count=1)
+    assert cli_main(["pretrain", "word2vec", "--train-file", str(empty), "--output-dir", str(tmp_path / "o")]) == 2
+    with pytest.raises(ValueError, match="min_count=50"):
+        train_word2vec([["a", "b"]] * 3, min_count=50)
+    with pytest.raises(ValueError, match="not found"):
+        train_word2vec(str(tmp_path / "missing.txt"))
+    with pytest.raises(ValueError, match="negative=0 and hs=False"):
+        train_word2vec([["a", "b"]] * 3, min_count=1, negative=0)
