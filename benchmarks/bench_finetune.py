@@ -6,7 +6,7 @@ with the recipes, validation scores and times in one table.
    ``--max-seq-length`` tokens (word2vec's trainer runs whole epochs: one), a tokenizer of ``--vocab-size`` trained on
    the same text.
 2. Fine-tune each on SST-2 (``--sst2-train`` first training sentences, the full dev set) and CoNLL-2003 NER
-   (``--conll-train`` first training sentences, the full eng.testa), one epoch or ``--time-budget`` seconds of
+   (``--conll-train`` first training sentences, the full eng.testa), --epochs epochs or ``--time-budget`` seconds of
    training, whichever ends first, same learning rate and batch size for every family.
 3. Print a table (SST-2 accuracy, CoNLL-2003 entity F1, training seconds) and, with ``--write-docs``, append it to
    docs/benchmarks.md.
@@ -104,7 +104,7 @@ def write_conll_subset(n: int, folder: Path) -> str:
 
 def finetune(task: str, base: str, out: Path, files: dict, args) -> dict:
     training_args = TrainingArguments(
-        output_dir=str(out), do_train=True, do_eval=True, num_train_epochs=1, learning_rate=args.learning_rate,
+        output_dir=str(out), do_train=True, do_eval=True, num_train_epochs=args.epochs, learning_rate=args.learning_rate,
         per_device_train_batch_size=32, per_device_eval_batch_size=64, save_strategy="no", report_to="none",
         disable_tqdm=True, log_level="error", seed=0, logging_steps=50)
     model_args = ModelArguments(model_name_or_path=base)
@@ -129,6 +129,7 @@ def main(argv=None):
     parser.add_argument("--conll-train", type=int, default=2000, help="CoNLL-2003 training sentences")
     parser.add_argument("--time-budget", type=float, default=120.0, help="seconds of training per fine-tuning run")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--epochs", type=float, default=1.0, help="fine-tuning epochs (the time budget may stop it first)")
     parser.add_argument("--write-docs", action="store_true", help="append the table to docs/benchmarks.md")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
@@ -178,7 +179,7 @@ def main(argv=None):
     setup = (f"Pre-training: the `tiny` config of each family on WikiText-2 train, `hf-lineage pretrain` with "
              f"{args.max_steps} steps × {args.batch_size} sequences × {args.max_seq_length} tokens (word2vec: one "
              f"epoch), {args.vocab_size:,}-token vocabulary. Fine-tuning: the recipes, the first {args.sst2_train:,} "
-             f"SST-2 training sentences / {args.conll_train:,} CoNLL-2003 training sentences, one epoch or "
+             f"SST-2 training sentences / {args.conll_train:,} CoNLL-2003 training sentences, {args.epochs:g} epoch(s) or "
              f"{args.time_budget:.0f} s of training (whichever ends first; epochs shows how far it got), batch 32, "
              f"learning rate {args.learning_rate}, every parameter fine-tuned (ELMo: the family default, frozen "
              f"biLM). Scores on the full SST-2 dev set and CoNLL-2003 eng.testa.")
