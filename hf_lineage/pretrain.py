@@ -69,6 +69,7 @@ class PretrainArguments:
     seed: int = 42
     max_steps: int | None = None
     num_epochs: float = 1.0
+    max_train_seconds: float | None = None
     per_device_batch_size: int | None = None
     per_device_eval_batch_size: int | None = None
     gradient_accumulation_steps: int = 1
@@ -142,6 +143,8 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         raise PretrainError("--streaming needs --max-steps (a stream has no known length to count epochs in)")
     if args.max_steps is None and args.num_epochs <= 0:
         raise PretrainError("--num-epochs must be positive (or give --max-steps)")
+    if args.max_train_seconds is not None and args.max_train_seconds <= 0:
+        raise PretrainError("--max-train-seconds must be positive")
     for name in ("per_device_batch_size", "gradient_accumulation_steps", "max_seq_length"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PretrainError(f"--{name.replace('_', '-')} must be at least 1")
@@ -341,6 +344,20 @@ def build_optimizer(model, args):
                              eps=args.adam_epsilon)
 
 
+# The positions a clock-driven learning-rate schedule is laid out over (--max-train-seconds): fine enough that the
+# learning rate moves smoothly, whatever the number of steps the budget turns out to hold.
+CLOCK_POSITIONS = 10_000
+
+
+def set_schedule_position(scheduler, position: int) -> None:
+    """Put a ``LambdaLR`` schedule at ``position`` (instead of stepping it once) and apply its learning rates."""
+    scheduler.last_epoch = position
+    rates = [base * schedule(position) for base, schedule in zip(scheduler.base_lrs, scheduler.lr_lambdas)]
+    for group, lr in zip(scheduler.optimizer.param_groups, rates):
+        group["lr"] = lr
+    scheduler._last_lr = rates
+
+
 def evaluate(model, dataloader, objective, accelerator, max_batches=None) -> dict[str, float]:
     model.eval()
     totals: dict[str, list[torch.Tensor]] = {}
@@ -433,17 +450,29 @@ def pretrain(args: PretrainArguments) -> str:
 
     steps_per_epoch = (None if args.streaming
                        else len(train_loader) // accelerator.num_processes // args.gradient_accumulation_steps)
-    max_steps = args.max_steps or max(1, math.ceil(args.num_epochs * steps_per_epoch))
-    warmup = args.warmup_steps if args.warmup_steps is not None else math.ceil(args.warmup_ratio * max_steps)
+    time_budget = args.max_train_seconds
+    if time_budget:
+        # A wall-clock budget: train until the clock runs out (or --max-steps), and run the learning-rate schedule on
+        # the clock rather than on steps (as "Cramming", Geiping & Goldstein 2023, do), so a budget that ends
+        # mid-way still ends at the end of its decay. The schedule is laid out over CLOCK_POSITIONS positions.
+        max_steps = args.max_steps or sys.maxsize
+        schedule_length = CLOCK_POSITIONS
+    else:
+        max_steps = args.max_steps or max(1, math.ceil(args.num_epochs * steps_per_epoch))
+        schedule_length = max_steps
+    warmup = (args.warmup_steps if args.warmup_steps is not None and not time_budget
+              else math.ceil(args.warmup_ratio * schedule_length))
     optimizer = objective.build_optimizer(model, args)
     # The scheduler is stepped by hand once per optimiser step: Accelerate's wrapper would step it once per process.
-    scheduler = get_scheduler(args.lr_scheduler, optimizer, num_warmup_steps=warmup, num_training_steps=max_steps)
+    scheduler = get_scheduler(args.lr_scheduler, optimizer, num_warmup_steps=warmup,
+                              num_training_steps=schedule_length)
     model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if eval_loader is not None:
         eval_loader = accelerator.prepare(eval_loader)
     accelerator.register_for_checkpointing(scheduler)
 
-    state = {"step": 0, "epoch": 0, "batches_in_epoch": 0, "examples_seen": 0}
+    state = {"step": 0, "epoch": 0, "batches_in_epoch": 0, "examples_seen": 0, "tokens_seen": 0,
+             "train_seconds": 0.0, "log_history": []}
     resumed_rng = None
     if args.resume_from:
         checkpoint = _checkpoints(output_dir)[-1] if args.resume_from == "latest" else Path(args.resume_from)
@@ -457,13 +486,16 @@ def pretrain(args: PretrainArguments) -> str:
                                                       if isinstance(v, (int, float, str, bool))})
     kill_at = int(os.environ.get("HF_LINEAGE_TEST_KILL_AT_STEP", "0"))  # test hook: a real SIGKILL mid-run
     accum, world = args.gradient_accumulation_steps, accelerator.num_processes
-    progress = tqdm(total=max_steps, initial=state["step"], disable=not accelerator.is_local_main_process,
-                    desc=f"pretrain {args.family}")
+    progress = tqdm(total=None if time_budget else max_steps, initial=state["step"],
+                    disable=not accelerator.is_local_main_process, desc=f"pretrain {args.family}")
     model.train()
     running_loss, running_steps, started = torch.zeros((), device=accelerator.device), 0, time.time()
     results, evaluated_at = {}, None
-    # Non-padding tokens trained on by this process, and seconds spent in the loop (for throughput numbers).
+    # Non-padding tokens trained on by this process since the last log, and seconds spent in the loop; the clock
+    # continues from the checkpoint's when resuming.
     tokens, loop_started = torch.zeros((), dtype=torch.long, device=accelerator.device), time.time()
+    clock_start, tokens_before = loop_started - state["train_seconds"], state["tokens_seen"]
+    out_of_time = False
     while state["step"] < max_steps:
         train_data.epoch = state["epoch"]
         if sampler is not None:
@@ -500,7 +532,15 @@ def pretrain(args: PretrainArguments) -> str:
             if args.max_grad_norm:
                 accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
             optimizer.step()
-            scheduler.step()
+            if time_budget:
+                # Every process must agree on the clock (their learning rates and the stop must be identical):
+                # the slowest process's elapsed time decides.
+                elapsed = accelerator.reduce(torch.tensor(time.time() - clock_start, device=accelerator.device),
+                                             "max").item()
+                set_schedule_position(scheduler, min(schedule_length, round(schedule_length * elapsed / time_budget)))
+                out_of_time = elapsed >= time_budget
+            else:
+                scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             state["step"] += 1
             state["batches_in_epoch"] += accum
@@ -508,8 +548,15 @@ def pretrain(args: PretrainArguments) -> str:
             running_steps += 1
             progress.update(1)
 
-            if state["step"] % args.log_every == 0 or state["step"] == max_steps:
+            if state["step"] % args.log_every == 0 or state["step"] == max_steps or out_of_time:
                 train_loss = accelerator.reduce(running_loss, "sum").item() / running_steps
+                state["tokens_seen"] += accelerator.reduce(tokens, "sum").item()
+                tokens.zero_()
+                state["train_seconds"] = time.time() - clock_start
+                state["log_history"].append({
+                    "step": state["step"], "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],
+                    "seconds": round(state["train_seconds"], 3), "train_loss": train_loss,
+                    "learning_rate": scheduler.get_last_lr()[0]})
                 logs = {"train/loss": train_loss, "train/learning_rate": scheduler.get_last_lr()[0],
                         "train/examples_per_second": running_steps * global_batch * accum / (time.time() - started)}
                 progress.set_postfix(loss=f"{train_loss:.4f}")
@@ -519,22 +566,31 @@ def pretrain(args: PretrainArguments) -> str:
             if eval_loader is not None and args.eval_every and state["step"] % args.eval_every == 0:
                 results = evaluate(model, eval_loader, objective, accelerator, args.max_eval_batches)
                 evaluated_at = state["step"]
+                state["log_history"].append({"step": state["step"], "examples_seen": state["examples_seen"],
+                                             "tokens_seen": state["tokens_seen"], **{f"eval_{k}": v for k, v in results.items()}})
                 accelerator.log({f"eval/{k}": v for k, v in results.items()}, step=state["step"])
                 accelerator.print(f"step {state['step']}: " + ", ".join(f"{k}={v:.4f}" for k, v in results.items()))
             if args.checkpoint_every and state["step"] % args.checkpoint_every == 0:
                 save_checkpoint(accelerator, output_dir, state, args.keep_checkpoints)
             if kill_at and state["step"] == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
+            if out_of_time:
+                break
         else:
             break  # max_steps reached inside the epoch
+        if out_of_time:
+            break
         state["epoch"] += 1
         state["batches_in_epoch"] = 0
     progress.close()
     train_runtime = time.time() - loop_started
-    tokens = accelerator.reduce(tokens, "sum").item()
+    state["tokens_seen"] += accelerator.reduce(tokens, "sum").item()  # steps after the last log
+    tokens = state["tokens_seen"]
 
     if eval_loader is not None and evaluated_at != state["step"]:
         results = evaluate(model, eval_loader, objective, accelerator, args.max_eval_batches)
+        state["log_history"].append({"step": state["step"], "examples_seen": state["examples_seen"],
+                                     "tokens_seen": state["tokens_seen"], **{f"eval_{k}": v for k, v in results.items()}})
         accelerator.log({f"eval/{k}": v for k, v in results.items()}, step=state["step"])
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
@@ -548,8 +604,9 @@ def pretrain(args: PretrainArguments) -> str:
         save_final(accelerator.unwrap_model(model), tokenizer, output_dir, card_extra)
         (output_dir / "train_results.json").write_text(json.dumps(
             {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": steps_per_epoch,
-             "examples_seen": state["examples_seen"], "train_runtime": train_runtime,
-             "train_tokens_per_second": tokens / train_runtime, "eval": results}, indent=2))
+             "examples_seen": state["examples_seen"], "tokens_seen": tokens, "train_runtime": train_runtime,
+             "train_tokens_per_second": (tokens - tokens_before) / train_runtime, "stopped_by_clock": out_of_time, "eval": results,
+             "log_history": state["log_history"]}, indent=2))
     accelerator.end_training()
     return str(output_dir)
 
@@ -581,6 +638,8 @@ FLAG_HELP = {
     "tokenizer": "an existing tokenizer folder; default: train the family's tokenizer on the training text",
     "vocab_size": "vocabulary size of the tokenizer trained here",
     "max_steps": "optimiser steps (overrides --num-epochs)",
+    "max_train_seconds": "a wall-clock budget: train until it runs out (epochs ignored; --max-steps still caps), the "
+    "learning-rate schedule running on the clock (its warmup is --warmup-ratio of the budget)",
     "mixed_precision": "no, bf16 or fp16",
     "checkpoint_every": "save a resumable checkpoint every N steps",
     "keep_checkpoints": "how many recent checkpoints to keep",

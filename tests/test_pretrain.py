@@ -66,6 +66,12 @@ def test_end_to_end_run_writes_a_loadable_model_with_card_logs_and_checkpoints(c
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_00000004", "step_00000006"]
     results = json.loads((out / "train_results.json").read_text())
     assert results["step"] == 6 and results["examples_seen"] == 24
+    # The log history: a train entry every --log-every steps and an eval entry at each evaluation, tokens counted.
+    history = results["log_history"]
+    assert [h["step"] for h in history if "train_loss" in h] == [2, 4, 6]
+    assert [h["step"] for h in history if "eval_mlm_loss" in h] == [3, 6]
+    tokens = [h["tokens_seen"] for h in history if "train_loss" in h]
+    assert 0 < tokens[0] < tokens[1] < tokens[2] == results["tokens_seen"] <= 24 * 128
     eval_results = results["eval"]
     assert 0 <= eval_results["nsp_accuracy"] <= 1 and eval_results["mlm_loss"] > 0
     assert eval_results["mlm_perplexity"] == pytest.approx(torch.tensor(eval_results["mlm_loss"]).exp().item())
@@ -95,6 +101,26 @@ def test_sigkill_and_resume_is_bit_identical_to_an_uninterrupted_run(corpus, tmp
     assert f"at step {per_epoch}" in run.stdout + run.stderr
     a, b = weights(reference), weights(interrupted)
     assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
+    # The log history and token count carry across the kill: the same entries as the uninterrupted run.
+    ours, theirs = (json.loads((out / "train_results.json").read_text()) for out in (interrupted, reference))
+    assert ours["tokens_seen"] == theirs["tokens_seen"]
+    strip = lambda history: [{k: v for k, v in h.items() if k != "seconds"} for h in history]  # noqa: E731
+    assert strip(ours["log_history"]) == strip(theirs["log_history"])
+
+
+def test_a_wall_clock_budget_stops_on_the_clock_and_runs_the_schedule_to_its_end(corpus, tmp_path):
+    out = tmp_path / "clock"
+    run = cli(corpus, out, "--max-train-seconds", "3", "--num-epochs", "1000", "--set", "num_hidden_layers=1",
+              "--lr-scheduler", "linear", "--warmup-ratio", "0.1", "--learning-rate", "1e-3")
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads((out / "train_results.json").read_text())
+    history = [h for h in results["log_history"] if "train_loss" in h]
+    assert results["stopped_by_clock"] and 3 <= history[-1]["seconds"] < 30
+    rates = [h["learning_rate"] for h in history]
+    # Warmup, then a linear decay laid out over the three seconds: the last step lands at (or next to) zero.
+    assert max(rates) == pytest.approx(1e-3, rel=0.05) and rates[-1] <= 1e-6
+    peak = rates.index(max(rates))
+    assert all(a >= b for a, b in zip(rates[peak:], rates[peak + 1:]))
 
 
 def test_streaming_run_resumes_bit_identically(corpus, tmp_path):
