@@ -58,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "generation"])
     finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER)
     finetune_parser.set_defaults(func=_finetune)
+    from .lineage import experiment
+
+    lineage_parser = commands.add_parser(
+        "lineage", help="the main job: pretrain every family alike, fine-tune each on four task types, write a report",
+        description=experiment.__doc__.split("\n")[0])
+    experiment.build_parser(lineage_parser)
+    lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
     return parser
 
 

@@ -264,6 +264,12 @@ def test_generation(family, checkpoints, data, tmp_path):
     model, tokenizer = _assert_saved(out, base, files[1], auto_class)
     generation_config = model.generation_config
     assert generation_config.eos_token_id is not None and generation_config.pad_token_id is not None
+    # The unknown-word token is never generated (a word-level vocabulary would otherwise emit it for every name),
+    # unless it doubles as a token generation needs (GPT's byte-level BPE has none of its own).
+    unknown = (AutoTokenizer.from_pretrained(out) if not seq2seq else tokenizer).unk_token_id
+    special = {generation_config.eos_token_id, generation_config.pad_token_id, generation_config.bos_token_id}
+    if unknown is not None and unknown not in special:
+        assert generation_config.suppress_tokens == [unknown]
     if seq2seq:
         assert isinstance(model, transformers.EncoderDecoderModel)
         assert model.config.decoder_start_token_id == tokenizer.cls_token_id

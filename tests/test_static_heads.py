@@ -173,12 +173,17 @@ def test_causal_lm_loss_is_next_token_cross_entropy_and_generation_ignores_left_
     model = ToyForCausalLM(ToyVectorsConfig(task_encoder="bilstm")).eval()  # the LM is left-to-right regardless
     assert not model.encoder.lstm.bidirectional
     ids = torch.tensor([[2, 5, 6, 7, 8]])
+    full = model(input_ids=ids).logits  # (1, T, V) without labels
     out = model(input_ids=ids, labels=ids)
-    expected = torch.nn.functional.cross_entropy(out.logits[0, :-1], ids[0, 1:])
+    expected = torch.nn.functional.cross_entropy(full[0, :-1], ids[0, 1:])
     torch.testing.assert_close(out.loss, expected)
+    # With labels the vocabulary layer runs only where a token is predicted: those rows of the full logits.
+    partial = model(input_ids=ids, labels=torch.tensor([[-100, -100, 6, -100, 8]]))
+    torch.testing.assert_close(partial.logits, full[0, [1, 3]])
+    torch.testing.assert_close(partial.loss, torch.nn.functional.cross_entropy(full[0, [1, 3]], torch.tensor([6, 8])))
     # Causal: the logits at position t do not change when later tokens change.
     changed = model(input_ids=torch.tensor([[2, 5, 6, 9, 9]])).logits
-    torch.testing.assert_close(changed[0, :3], out.logits[0, :3])
+    torch.testing.assert_close(changed[0, :3], full[0, :3])
     alone = model.generate(torch.tensor([[2, 5, 6]]), max_new_tokens=4, do_sample=False, pad_token_id=0)
     batch = model.generate(torch.tensor([[0, 0, 2, 5, 6], [2, 7, 8, 9, 10]]),
                            attention_mask=torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]),

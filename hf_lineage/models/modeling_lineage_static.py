@@ -299,15 +299,19 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
                 **kwargs):
         for name in ("past_key_values", "use_cache", "cache_position", "position_ids", "token_type_ids"):
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
+        if labels is not None and labels.shape != input_ids.shape:
+            raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
         features, mask = self._encode(input_ids, attention_mask, kwargs)
         states = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
-        logits = self.lm_head(states)  # (B, T, V)
-        loss = None
-        if labels is not None:
-            if labels.shape != input_ids.shape:
-                raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
-            # position t predicts token t + 1
-            loss = cross_entropy(logits[:, :-1], labels[:, 1:], num_items_in_batch)
+        if labels is None:
+            return tuple_or_dict(CausalLMOutput(logits=self.lm_head(states)), return_dict, self.config)  # (B, T, V)
+        # Position t predicts token t + 1. The vocabulary layer is most of the cost, so with labels it runs only
+        # where a token is predicted (a generation target is often half the sequence): logits are then (N, V),
+        # those positions in order, as NNLM's.
+        targets = labels[:, 1:]
+        predicting = targets != -100
+        logits = self.lm_head(states[:, :-1][predicting])  # (N, V)
+        loss = cross_entropy(logits, targets[predicting], num_items_in_batch)
         return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
 
     @classmethod

@@ -332,8 +332,13 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
             # prompt (source + separator) + target + eos must fit the context.
             max_target = min(max_target, context // 2)
             max_source = min(max_source, context - max_target - 1)
+    # The unknown-word token is never useful output, and with a word-level vocabulary (NNLM, word2vec, ELMo's
+    # softmax) it is often the likeliest next token (every out-of-vocabulary name maps to it): never generate it.
+    unknown = (decoder_tokenizer if kind == "encoder-decoder" else tokenizer).unk_token_id
+    suppress = [unknown] if unknown is not None and unknown not in special.values() else None
     model.generation_config = GenerationConfig(
-        **special, max_new_tokens=max_target, num_beams=training_args.generation_num_beams or 1, do_sample=False)
+        **special, max_new_tokens=max_target, num_beams=training_args.generation_num_beams or 1, do_sample=False,
+        suppress_tokens=suppress)
     logger.info("%s (%s) as %s for generation", path, family_of(config), kind)
 
     encoded, references = {}, {}

@@ -1,0 +1,7 @@
+"""``python -m hf_lineage.lineage`` (e.g. under ``accelerate launch``): the same as ``hf-lineage lineage``."""
+
+import sys
+
+from .experiment import main
+
+sys.exit(main())
