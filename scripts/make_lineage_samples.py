@@ -32,8 +32,8 @@ skipped):
     are a fair sub-sample.
 ``classification.{train,validation}.jsonl``
     Genre classification, ``{"sentence": <the sentence's words (FORM) joined by spaces>, "label": <genre>}`` (UD's
-    tokenization, like the corpus's: word-level families see the words they were pretrained on), from the same two EWT files
-    (3,000 / 600), sentences of at least 6 words (first occurrence of a repeated text only), equal counts per genre
+    tokenization, like the corpus's: word-level families see the words they were pretrained on), from the same two
+    EWT files (3,000 / 600), sentences of at least 6 words (first occurrence of a repeated text only), equal counts per genre
     (``even_counts``), drawn and shuffled like the labeling sample (a fresh ``random.Random(0)`` per file).
 ``pairs.{train,validation}.jsonl``
     Paraphrase detection, ``{"sentence1", "sentence2", "label": "paraphrase" | "different", "mr_ids": [i, j]}``,
@@ -477,8 +477,8 @@ articles, sentences and rows, and re-formatting into JSON lines / CSV, as descri
   ({pv["paraphrase"]:,} + {pv["different"]:,}). Metric: accuracy.
 - `generation.*.csv` — data-to-text, the original `mr,ref` CSV format (one row per reference; rows of an MR are
   adjacent, in the source's order; MR and reference tokenized like WikiText, e.g.
-  `name [ Alimentum ] , area [ city centre ]`). `devset.csv`'s distinct MRs are split (seed 0): validation {gv["mrs"]} MRs with
-  all their references ({gv["examples"]:,} rows), train the other {gt["mrs"]} MRs ({gt["examples"]:,} rows).
+  `name [ Alimentum ] , area [ city centre ]`). `devset.csv`'s distinct MRs are split (seed 0): validation
+  {gv["mrs"]} MRs with all their references ({gv["examples"]:,} rows), train the other {gt["mrs"]} MRs ({gt["examples"]:,} rows).
   (The E2E training set is not used.) Metric: BLEU, with all references of an MR.
 - License: Creative Commons Attribution-ShareAlike 4.0 International (CC BY-SA 4.0), {CC_BY_SA_4_URL}.
 - Citation: Jekaterina Novikova, Ondřej Dušek and Verena Rieser. 2017. *The E2E Dataset: New Challenges For

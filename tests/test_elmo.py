@@ -398,6 +398,26 @@ def test_generation_with_the_lstm_state_equals_rereading_the_prefix(tokenizer):
     assert beams.shape == (1, 7)
 
 
+def test_batched_generation_goes_on_after_one_row_has_ended(tokenizer):
+    prompts = tokenizer(["<S> the cat", "<S> a dog"], add_special_tokens=False, return_tensors="pt")
+    for seed in range(20):  # an untrained model whose first row says a word the second never does
+        torch.manual_seed(seed)
+        model = LineageElmoForCausalLM(tiny()).eval()
+        model.set_vocabulary_characters(tokenizer)
+        free = model.generate(**prompts, max_new_tokens=5, do_sample=False, eos_token_id=None)
+        ends = [i for i in range(3, 7) if free[0, i].item() not in free[1, 3:].tolist()
+                and free[0, i].item() not in free[0, 3:i].tolist()]
+        if ends:
+            break
+    end = ends[0]
+    stop = free[0, end].item()  # this word ends the first row early; the second goes on to max_new_tokens
+    batch = model.generate(**prompts, max_new_tokens=5, do_sample=False, eos_token_id=stop, pad_token_id=0)
+    alone = model.generate(**tokenizer(["<S> a dog"], add_special_tokens=False, return_tensors="pt"),
+                           max_new_tokens=5, do_sample=False, eos_token_id=stop, pad_token_id=0)
+    assert batch[0].tolist() == free[0, : end + 1].tolist() + [0] * (7 - end)
+    assert torch.equal(batch[1], alone[0]) and torch.equal(batch[1], free[1])
+
+
 def test_word_ids_alone_read_through_the_character_table(tokenizer):
     model = LineageElmoForPreTraining(tiny()).eval()
     enc = tokenizer(["the cat sat"], return_tensors="pt")

@@ -4,7 +4,7 @@ Every requested family (NNLM → word2vec → ELMo → GPT → BERT) is pretrain
 by the shared engine (``hf_lineage.pretrain``), then fine-tuned on the four task types by the recipes' own code
 (``hf_lineage.tasks``), and the numbers go into ``report.md``, ``results.json`` and PNG plots (``report.py``).
 
-    hf-lineage lineage                                   # the default: embedded samples, tiny models, ≤ 15 min on CPU
+    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~12 min on CPU
     hf-lineage lineage --scale small --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens
     accelerate launch -m hf_lineage.lineage --scale base --dataset-name wikitext --dataset-config wikitext-103-raw-v1
 
@@ -16,8 +16,8 @@ ELMo were used), **finetuned** (every weight trained, as GPT and BERT are), and 
 untrained: does pretraining help on small labelled data?). The main table shows each family the way its paper used
 it (``MAIN_VARIANT``).
 
-Every stage (one pretraining, one fine-tuning) runs in its own folder under ``<output-dir>/stages/`` and records
-``stage.json`` when it ends: a re-run with the same settings reuses finished stages, a stage that fails is recorded
+Every stage (one task's data, one pretraining, one fine-tuning) runs in its own folder under
+``<output-dir>/stages/`` and records ``stage.json`` when it ends: a re-run with the same settings reuses finished stages, a stage that fails is recorded
 with its error (in the table and the report) and the rest continue.
 """
 
@@ -342,8 +342,9 @@ def summary(result: dict) -> str:
 
 # --------------------------------------------------------------------------- pretraining
 
-OBJECTIVES = {"nnlm": "next word from the n-1 previous (causal LM)", "word2vec": "skip-gram/CBOW, negative sampling",
-              "elmo": "forward + backward LM", "gpt": "causal LM", "bert": "masked LM + next sentence"}
+OBJECTIVE_NAMES = {"nnlm": "next word from the n-1 previous (causal LM)",
+                   "word2vec": "skip-gram/CBOW, negative sampling", "elmo": "forward + backward LM",
+                   "gpt": "causal LM", "bert": "masked LM + next sentence"}
 
 
 def count_parameters(model_dir: Path) -> int:
@@ -397,7 +398,7 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
 
     from ..objectives import OBJECTIVES as ENGINE_OBJECTIVES
 
-    result = {"config": config, "objective": OBJECTIVES[family], "parameters": count_parameters(model_dir),
+    result = {"config": config, "objective": OBJECTIVE_NAMES[family], "parameters": count_parameters(model_dir),
               "model": str(model_dir), "validation": {}, "curve": [], "eval_curve": []}
     if "log_history" not in trained:  # word2vec's CPU trainer: whole passes, no loss (as the C tool and gensim)
         return {**result, "steps": None, "words_seen": trained["epochs"] * corpus_words,
@@ -459,7 +460,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, files: dict
         state.wait_for_everyone()
     model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen")
     data_args = DataTrainingArguments(
-        train_file=files["train"], validation_file=files["validation"], max_seq_length=128, metric="accuracy" if task == "labeling" else "auto",
+        train_file=files["train"], validation_file=files["validation"], max_seq_length=128,
+        metric="accuracy" if task == "labeling" else "auto",
         # Paraphrase is symmetric: GPT's similarity transformation (both orders, summed), as its paper did for MRPC.
         pair_task="similarity" if task == "pairs" else None, max_target_length=scale.max_target_length)
     mixed_precision = args.mixed_precision or scale.mixed_precision
@@ -599,7 +601,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         spec = {"task": task, "files": files[task], "train": n_train, "validation": n_validation}
         record = stages.run(f"data-{task}", spec, lambda folder, task=task: prepare_task_data(
             task, files[task], n_train, n_validation, folder))
-        task_data[task] = {"status": record["status"], "error": record["error"], **record["result"]}
+        task_data[task] = {"status": record["status"], "error": record["error"], "seconds": record["seconds"],
+                           **record["result"]}
 
     pretraining = {}
     for family in families:
@@ -655,7 +658,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     if stages.state.is_main_process:
         results["claims"] = report.evaluate_claims(results)
         results["plots"] = report.write_plots(results, out)
-        results["seconds_total"] = round(time.time() - started, 1)
+        results["seconds_total"] = round(time.time() - started, 1)  # this invocation
+        results["stage_seconds"] = round(sum(stage["seconds"] or 0 for stage in [
+            *task_data.values(), *pretraining.values(), *finetuning]), 1)  # when each stage ran, reused or not
         report.write_report(results, out)
         partial = out / "results.json.partial"
         partial.write_text(json.dumps(results, indent=2))

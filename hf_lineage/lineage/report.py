@@ -632,14 +632,18 @@ def _summary(results):
             budget_text = "budget not recorded"
     task_text = ", ".join(f"{name} ({task.get('dataset', 'unnamed data')})" for name, task in tasks.items())
     seconds = results.get("seconds_total")
-    time_text = f"{seconds / 60:.1f} minutes ({seconds:,.0f} s)" if seconds is not None else "an unrecorded time"
+    time_text = f"{seconds / 60:.1f} minutes ({seconds:,.0f} s) in all" if seconds is not None else "an unrecorded time"
+    stage_seconds = results.get("stage_seconds")
+    if seconds is not None and stage_seconds and stage_seconds > seconds:  # some stages were reused
+        time_text = (f"{stage_seconds / 60:.1f} minutes ({stage_seconds:,.0f} s) of stages, {seconds:,.0f} s of "
+                     "them in this invocation (the others reused from an earlier run)")
     machine = results.get("machine") or "an unrecorded machine"
     return (
         f"`hf-lineage lineage` pretrained {len(families)} "
         f"{'family' if len(families) == 1 else 'families'} ({', '.join(_name(f) for f in families)}) at scale "
         f"`{results.get('scale', '?')}` on {corpus_text}, each with the same budget: {budget_text}. It then "
         f"trained each on {len(tasks)} task {'type' if len(tasks) == 1 else 'types'} — {task_text} — with the "
-        f"recipes' code. Seed {results.get('seed', '?')}; {time_text} in all on {machine}. Command: "
+        f"recipes' code. Seed {results.get('seed', '?')}; {time_text} on {machine}. Command: "
         f"`{results.get('command', 'hf-lineage lineage')}` (hf-lineage {results.get('version', '?')}, "
         f"{results.get('created', 'date not recorded')}). Every number below is also in `results.json`."
     )

@@ -694,7 +694,9 @@ class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
         inputs = super().prepare_inputs_for_generation(input_ids, past_key_values=past_key_values,
                                                        attention_mask=attention_mask, **kwargs)
         if past_key_values is not None:
-            inputs.pop("attention_mask", None)  # one new real word per row
+            # One new word per row. A row that already ended gets padding from generate(); its LSTM state runs on
+            # harmlessly and its output is thrown away, so every row counts as real here.
+            inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
         return inputs
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, past_key_values=None,
