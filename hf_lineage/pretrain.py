@@ -607,7 +607,10 @@ def pretrain(args: PretrainArguments) -> str:
              "examples_seen": state["examples_seen"], "tokens_seen": tokens, "train_runtime": train_runtime,
              "train_tokens_per_second": (tokens - tokens_before) / train_runtime, "stopped_by_clock": out_of_time, "eval": results,
              "log_history": state["log_history"]}, indent=2))
-    accelerator.end_training()
+    # Trackers end here; the process group stays up (not accelerator.end_training()), so a caller that goes on
+    # (hf-lineage lineage: more stages) can still synchronise. The command line tears it down on exit.
+    for tracker in accelerator.trackers:
+        tracker.finish()
     return str(output_dir)
 
 
@@ -688,7 +691,17 @@ def run_namespace(namespace: dict) -> int:
     except (PretrainError, ValueError, FileNotFoundError) as error:
         print(f"hf-lineage pretrain: error: {error}", file=sys.stderr)
         return 2
+    finally:
+        end_processes()
     return 0
+
+
+def end_processes() -> None:
+    """Tear down the process group a multi-process run set up (what ``accelerator.end_training()`` would do)."""
+    from accelerate import PartialState
+
+    if PartialState._shared_state:
+        PartialState().destroy_process_group()
 
 
 if __name__ == "__main__":

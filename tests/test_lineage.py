@@ -4,8 +4,11 @@ continue, and bad arguments refused before anything is written."""
 
 import json
 import math
+import os
 import re
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -156,3 +159,25 @@ def test_the_budget_in_seconds_reaches_every_trainer(tmp_path, monkeypatch):
     probe, final = calls[-2:]
     assert probe.overrides["epochs"] == 1 and final.overrides["epochs"] == 14  # 7 s / 0.5 s per pass
     assert re.search(r"probe", probe.output_dir) and not (tmp_path / "w2v" / "probe").exists()
+
+
+def test_two_processes_under_accelerate_launch_run_every_stage_together(tmp_path):
+    """Under ``accelerate launch`` (2 CPU processes, gloo) every process runs every stage, the engine and Trainer
+    train distributed, and one process writes the records and the report."""
+    out = tmp_path / "report"
+    launcher = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                "--main_process_port", "29541", "-m", "hf_lineage.lineage"]
+    args = ["--output-dir", str(out), "--families", "word2vec", "bert", "--tasks", "classification", "generation",
+            "--variants", "finetuned", *MINIMAL]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(launcher + args, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["machine"].endswith("2 process(es)")
+    stages = [*results["pretraining"].values(), *results["finetuning"]]
+    # classification: word2vec frozen (its main cell, always run) and finetuned, BERT finetuned; generation: 2.
+    assert len(results["finetuning"]) == 5 and all(stage["status"] == "ok" for stage in stages)
+    # word2vec trained on the engine (its CPU trainer is one process only): it has a loss curve.
+    assert results["pretraining"]["word2vec"]["curve"] and results["pretraining"]["bert"]["curve"]
+    assert run.stdout.count("pretrain-bert: done") == 1  # one process reports

@@ -271,16 +271,24 @@ def task_files(args: LineageArguments) -> dict:
 # --------------------------------------------------------------------------- stages
 
 
+def process_state():
+    """Accelerate's view of the processes (a singleton the engine and Trainer share). ``AcceleratorState`` reads
+    ``ACCELERATE_USE_CPU`` but ``PartialState`` does not: made first without it, two CPU processes launched by
+    ``accelerate launch`` would each think they were alone and the engine would rightly refuse to train."""
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
+
+
 class Stages:
     """Runs stages in order, each in ``stages/<name>/`` with a ``stage.json`` saying how it ended; reuses one that
     finished with the same spec, records one that failed and goes on. Under ``accelerate launch`` every process
     runs every stage (they train together); only the main process writes the records."""
 
     def __init__(self, root: Path, total: int, rerun: bool):
-        from accelerate import PartialState
-
         self.root, self.total, self.rerun, self.done = root, total, rerun, 0
-        self.state = PartialState()
+        self.state = process_state()
 
     def folder(self, name: str) -> Path:
         return self.root / "stages" / name
@@ -308,10 +316,19 @@ class Stages:
         except Exception as error:  # noqa: BLE001 - a failed stage is reported and the rest continue
             message = f"{type(error).__name__}: {error}".strip().splitlines()[0][:300]
             record = {"status": "failed", "error": message, "result": {}}
-            if self.state.is_main_process:
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / "error.txt").write_text(traceback.format_exc())
-            self.print(f"{where}: FAILED ({message}); the traceback is in {folder / 'error.txt'}")
+            rank = self.state.process_index
+            trace = folder / ("error.txt" if rank == 0 else f"error.process{rank}.txt")
+            folder.mkdir(parents=True, exist_ok=True)
+            trace.write_text(traceback.format_exc())
+            on = f" on process {rank}" if self.state.num_processes > 1 else ""
+            print(f"hf-lineage lineage {where}: FAILED{on} ({message}); the traceback is in {trace}", flush=True)
+        if self.state.num_processes > 1:
+            # Every process must record the same outcome, or they would part ways at the next stage's barriers.
+            from accelerate.utils import gather_object
+
+            errors = [e for e in gather_object([record["error"]]) if e]
+            if errors and record["status"] == "ok":
+                record = {"status": "failed", "error": f"on another process: {errors[0]}", "result": {}}
         record.update(spec=spec, seconds=round(time.time() - started, 2), reused=False)
         if self.state.is_main_process:
             folder.mkdir(parents=True, exist_ok=True)
@@ -388,6 +405,7 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
     else:
         run.num_epochs = budget_epochs
     pretrain(run)
+    process_state().wait_for_everyone()  # the main process writes the model and its numbers
     trained = json.loads((model_dir / "train_results.json").read_text())
     return pretraining_result(family, config, trained, corpus["train_words"], model_dir)
 
@@ -416,8 +434,11 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
             loss = entry[f"eval_{loss_key}"]
             result["eval_curve"].append({**point, "loss": loss, "perplexity": math.exp(min(loss, 50))})
     if trained["eval"]:
-        loss = trained["eval"][loss_key]
-        result["validation"] = {"loss": loss, "perplexity": math.exp(min(loss, 50))}
+        if loss_key is None:  # word2vec (on the engine): a validation loss of its objective, no perplexity
+            result["validation"] = {"loss": trained["eval"].get("loss")}
+        else:
+            loss = trained["eval"][loss_key]
+            result["validation"] = {"loss": loss, "perplexity": math.exp(min(loss, 50))}
     return {**result, "steps": trained["step"], "words_seen": round(trained["step"] * words_per_step),
             "tokens_seen": trained["tokens_seen"], "train_seconds": trained["train_runtime"],
             "final_train_loss": result["curve"][-1]["train_loss"] if result["curve"] else None}
@@ -448,10 +469,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, files: dict
 
     from ..tasks import classification, generation, labeling
     from ..tasks.common import DataTrainingArguments, ModelArguments
-
-    from accelerate import PartialState
-
-    spec, state = TASKS[task], PartialState()
+    spec, state = TASKS[task], process_state()
     base = pretrained
     if variant == "scratch":  # written once (main process), read by every process
         base = folder / "untrained"
@@ -512,8 +530,6 @@ def prepare_task_data(task: str, files: dict, n_train: int, n_validation: int, f
     representation is scored against all its references), and for labelled tasks the first training example of any
     label the validation subset has but the training subset lacks is added (the recipes refuse labels never seen in
     training; a rare tag would otherwise end the run)."""
-    from accelerate import PartialState
-
     kind = TASKS[task].kind
     train, validation = read_task_file(task, files["train"]), read_task_file(task, files["validation"])
     rows = min(n_validation, len(validation))
@@ -539,7 +555,7 @@ def prepare_task_data(task: str, files: dict, n_train: int, n_validation: int, f
                 added += 1
     train = train.select(chosen)
     paths = {"train": folder / "train.jsonl", "validation": folder / "validation.jsonl"}
-    if PartialState().is_main_process:
+    if process_state().is_main_process:
         folder.mkdir(parents=True, exist_ok=True)
         for split, data in (("train", train), ("validation", validation)):
             with open(paths[split], "w", encoding="utf-8") as f:
@@ -579,15 +595,12 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     """The whole experiment; returns the results (also written to ``<output_dir>/results.json``)."""
     from .. import __version__
     from . import report
-
-    from accelerate import PartialState
-
     scale = check_arguments(args)
     started = time.time()
     out = Path(args.output_dir)
     families = [f for f in FAMILY_ORDER if f in args.families]
     tasks = [t for t in TASKS if t in args.tasks]
-    with PartialState().main_process_first():  # the main process writes the corpus files, the others read them
+    with process_state().main_process_first():  # the main process writes the corpus files, the others read them
         corpus = prepare_corpus(args, scale, out / "data")
     files = task_files(args)
     cells = [(t, f, v) for t in tasks for f in families for v in cell_variants(t, f, args.variants)]
@@ -739,14 +752,19 @@ def arguments_from_namespace(namespace: dict) -> LineageArguments:
 def run_namespace(namespace: dict) -> int:
     """``hf-lineage lineage``: bad arguments exit with 2 before anything is written; a failed stage makes the exit
     status 1 after the report is written."""
+    from ..pretrain import end_processes
+
+    given = sys.argv[2:] if sys.argv[1:2] == ["lineage"] else sys.argv[1:]  # hf-lineage lineage / python -m
     try:
         args = arguments_from_namespace(namespace)
-        results = run_lineage(args, command="hf-lineage lineage " + " ".join(sys.argv[2:]))
+        results = run_lineage(args, command=" ".join(["hf-lineage lineage", *given]))
     except LineageError as error:
         print(f"hf-lineage lineage: error: {error}", file=sys.stderr)
         return 2
+    finally:
+        end_processes()
     failed = [s for s in [*results["pretraining"].values(), *results["finetuning"]] if s["status"] == "failed"]
-    if failed:
+    if failed and process_state().is_main_process:
         print(f"hf-lineage lineage: {len(failed)} stage(s) failed; see the report", file=sys.stderr)
     return 1 if failed else 0
 
