@@ -462,21 +462,29 @@ def _downstream_scores(plt, results, path):
         ax.set_xticks(range(len(task_names)))
         ax.set_xlim(-0.5, len(task_names) - 0.5)
         ax.set_xticklabels(task_names, fontsize=8)
-        ax.set_ylabel(metric, fontsize=9)
-        ax.set_title(f"{metric} (main variant)", fontsize=10)
-        if _is_accuracy(metric):
-            ax.set_ylim(0, 1.1)
-        else:
-            ax.margins(y=0.15)  # room for the value labels above the highest bar
-            ax.set_ylim(bottom=0)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    _legend_below(fig, axes[0], [_name(f) for f in families])
-    fig.suptitle("Downstream scores per task", fontsize=11)
+        _score_axis(ax, metric, f"{metric} (main variant)")
+    _finish_bar_figure(plt, fig, axes, [_name(f) for f in families], "Downstream scores per task", path)
+    return True
+
+
+def _score_axis(ax, metric, title):
+    ax.set_ylabel(metric, fontsize=9)
+    ax.set_title(title, fontsize=10)
+    if _is_accuracy(metric):
+        ax.set_ylim(0, 1.1)
+    else:
+        ax.margins(y=0.15)  # room for the value labels above the highest bar
+        ax.set_ylim(bottom=0)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _finish_bar_figure(plt, fig, axes, legend, title, path):
+    _legend_below(fig, axes[0], legend)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return True
 
 
 def _frozen_vs_finetuned(plt, results, path):
@@ -500,20 +508,9 @@ def _frozen_vs_finetuned(plt, results, path):
         ax.set_xticks(range(len(families)))
         ax.set_xlim(-0.5, len(families) - 0.5)
         ax.set_xticklabels([_name(f) for f in families], fontsize=8)
-        ax.set_title(task_name, fontsize=10)
-        ax.set_ylabel(metric, fontsize=9)
-        if _is_accuracy(metric):
-            ax.set_ylim(0, 1.1)
-        else:
-            ax.margins(y=0.15)  # room for the value labels above the highest bar
-            ax.set_ylim(bottom=0)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.grid(axis="y", alpha=0.3)
-    _legend_below(fig, axes[0], list(VARIANTS))
-    fig.suptitle("Frozen vs fine-tuned vs from scratch (understanding tasks)", fontsize=11)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        _score_axis(ax, metric, task_name)
+    _finish_bar_figure(plt, fig, axes, list(VARIANTS), "Frozen vs fine-tuned vs from scratch (understanding tasks)",
+                       path)
     return True
 
 
