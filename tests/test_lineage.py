@@ -181,3 +181,13 @@ def test_two_processes_under_accelerate_launch_run_every_stage_together(tmp_path
     # word2vec trained on the engine (its CPU trainer is one process only): it has a loss curve.
     assert results["pretraining"]["word2vec"]["curve"] and results["pretraining"]["bert"]["curve"]
     assert run.stdout.count("pretrain-bert: done") == 1  # one process reports
+
+
+@pytest.mark.parametrize("scale", list(experiment.SCALES))
+def test_every_scale_builds_a_valid_config_for_every_family(scale):
+    from hf_lineage.registry import family_classes
+
+    for family, (named, overrides, _) in experiment.SCALES[scale].families.items():
+        config_class, _ = family_classes(family)
+        config = config_class.from_named(named, **overrides)  # a ValueError naming the field if a size is invalid
+        assert all(getattr(config, key) == value for key, value in overrides.items())

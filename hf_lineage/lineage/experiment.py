@@ -87,7 +87,9 @@ class Scale:
 
 
 # Tiny: representations of ~64 dimensions for every family, learning rates raised for few steps (the papers' rates
-# are for millions of steps). Small and base follow the papers more closely and expect a real corpus and a GPU.
+# are for millions of steps). Small and base follow the papers more closely and expect a real corpus and a GPU: base
+# is the papers' sizes (BERT base, GPT, ELMo original, 300-d word2vec) except NNLM, widened to 512 dimensions
+# because its paper's 30-100 would be no comparison.
 SCALES = {
     "tiny": Scale(
         families={
@@ -124,8 +126,8 @@ SCALES = {
     "base": Scale(
         families={
             "nnlm": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {}),
-            "word2vec": ("mikolov2013", {"vector_size": 768}, {}),
-            "elmo": ("original", {"projection_size": 384}, {}),
+            "word2vec": ("mikolov2013", {}, {}),
+            "elmo": ("original", {}, {}),
             "gpt": ("gpt", {}, {}),
             "bert": ("base", {}, {}),
         },
