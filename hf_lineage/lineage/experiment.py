@@ -361,9 +361,11 @@ def summary(result: dict) -> str:
 
 # --------------------------------------------------------------------------- pretraining
 
+# What each family's losses are (the train loss is what it optimises, the validation loss what its perplexity is of).
 OBJECTIVE_NAMES = {"nnlm": "next word from the n-1 previous (causal LM)",
-                   "word2vec": "skip-gram/CBOW, negative sampling", "elmo": "forward + backward LM",
-                   "gpt": "causal LM", "bert": "masked LM + next sentence"}
+                   "word2vec": "skip-gram/CBOW, negative sampling",
+                   "elmo": "forward + backward LM (train: sum, validation: mean)", "gpt": "causal LM",
+                   "bert": "masked LM + NSP (validation: masked LM)"}
 
 
 def count_parameters(model_dir: Path) -> int:
