@@ -259,6 +259,7 @@ def cut_corpus(source: Path, target: Path, words: int | None) -> None:
 
 
 def task_files(args: LineageArguments) -> dict:
+    """Each requested task's train and validation files: ``--task-data``'s, or the embedded samples."""
     files = {}
     for task in args.tasks:
         if task in args.task_data:
@@ -473,6 +474,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, files: dict
 
     from ..tasks import classification, generation, labeling
     from ..tasks.common import DataTrainingArguments, ModelArguments
+
     spec, state = TASKS[task], process_state()
     base = pretrained
     if variant == "scratch":  # written once (main process), read by every process
@@ -520,6 +522,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, files: dict
 
 
 def read_task_file(task: str, path: str):
+    """A task file read and put in the task's columns by the recipes' own readers."""
     from ..tasks.common import DataTrainingArguments, read_data_file, standardize
 
     kind = TASKS[task].kind
