@@ -417,9 +417,7 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
 
 def pretraining_result(family: str, config: str, trained: dict, corpus_words: int, model_dir: Path) -> dict:
     """The numbers the report needs from ``train_results.json`` (the engine's or word2vec's CPU trainer's)."""
-    import importlib
-
-    from ..objectives import OBJECTIVES as ENGINE_OBJECTIVES
+    from ..objectives import objective_class
 
     result = {"config": config, "objective": OBJECTIVE_NAMES[family], "parameters": count_parameters(model_dir),
               "model": str(model_dir), "validation": {}, "curve": [], "eval_curve": []}
@@ -429,8 +427,7 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
                 "final_train_loss": None}
     # The engine: one pass over the corpus is ``steps_per_epoch`` steps, so words seen = corpus words × passes.
     words_per_step = corpus_words / trained["steps_per_epoch"]
-    module, name = ENGINE_OBJECTIVES[family].split(":")
-    loss_key = getattr(importlib.import_module(module), name).perplexity_of  # the loss its perplexity is exp of
+    loss_key = objective_class(family).perplexity_of  # the loss its perplexity is exp of
     for entry in trained["log_history"]:
         point = {"step": entry["step"], "words_seen": round(entry["step"] * words_per_step)}
         if "train_loss" in entry:

@@ -89,8 +89,12 @@ class PretrainingObjective:
         raise NotImplementedError(f"{self.family} has no CPU backend")
 
 
-def get_objective(family: str, args) -> PretrainingObjective:
+def objective_class(family: str) -> type[PretrainingObjective]:
     if family not in OBJECTIVES:
         raise ValueError(f"Unknown family {family!r} for pre-training; known: {', '.join(sorted(OBJECTIVES))}")
     module, name = OBJECTIVES[family].split(":")
-    return getattr(importlib.import_module(module), name)(args)
+    return getattr(importlib.import_module(module), name)
+
+
+def get_objective(family: str, args) -> PretrainingObjective:
+    return objective_class(family)(args)
