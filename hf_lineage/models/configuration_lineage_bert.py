@@ -26,6 +26,8 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-bert"
+    # Trainer leaves the cache (a decoder's or the LSTM language model's, under either name) out of predictions.
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache"]
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: every code path, a few hundred thousand weights.
         "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256),

@@ -66,7 +66,9 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-elmo"
-    keys_to_ignore_at_inference: ClassVar[list[str]] = ["hidden_states", "backward_logits", "past_key_values"]
+    # Trainer leaves these out of the predictions it gathers at evaluation (the cache: both of its names).
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["hidden_states", "backward_logits", "past_key_values",
+                                                        "cache"]
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: every code path (char CNN, highway, projection, clipping, residual) in ~100k weights.
         "tiny": dict(char_embedding_size=8, char_cnn_filters=[[1, 8], [2, 8], [3, 16]], n_highway=1,

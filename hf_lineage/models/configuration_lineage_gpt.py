@@ -29,7 +29,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
 
     model_type = "lineage-gpt"
     # Trainer leaves these out of the predictions it gathers at evaluation.
-    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "lm_loss"]
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache", "lm_loss"]
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: every code path, a few hundred thousand weights (plus the vocabulary).
         "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256),

@@ -38,6 +38,8 @@ class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-word2vec"
+    # Trainer leaves the cache (a decoder's or the LSTM language model's, under either name) out of predictions.
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache"]
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: every code path, a handful of weights per word.
         "tiny": dict(vector_size=16, window=3, negative=3, min_count=1, epochs=1),

@@ -33,6 +33,9 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_utils import (
+    cache_argument,
+    output_cache,
+    with_cache,
     LineagePreTrainedModel,
     attention,
     causal_attention_mask,
@@ -327,9 +330,11 @@ class LineageBertModel(LineageBertPreTrainedModel):
         output_attentions=None,
         output_hidden_states=None,
         return_dict=None,
+        cache=None,
         **kwargs,
     ):
         config = self.config
+        past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
         return_dict = config_flag(return_dict, config.return_dict)
@@ -359,7 +364,7 @@ class LineageBertModel(LineageBertPreTrainedModel):
         output = BaseModelOutputWithPoolingAndCrossAttentions(
             last_hidden_state=sequence_output,
             pooler_output=pooled_output,
-            past_key_values=cache if use_cache else None,
+            **with_cache(cache if use_cache else None),
             hidden_states=all_hidden,
             attentions=all_self,
             cross_attentions=all_cross,
@@ -511,10 +516,11 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
                 past_key_values=None, use_cache=None, output_attentions=None, output_hidden_states=None,
-                return_dict=None, logits_to_keep=0, **kwargs):
+                return_dict=None, logits_to_keep=0, cache=None, **kwargs):
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
-            encoder_attention_mask, past_key_values, use_cache=False if labels is not None else use_cache,
+            encoder_attention_mask, cache_argument(cache, past_key_values),
+            use_cache=False if labels is not None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         hidden_states = outputs.last_hidden_state
@@ -526,7 +532,7 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         if labels is not None:  # labels are the inputs: predict token t+1 from tokens ..t
             loss = cross_entropy(logits[:, :-1], labels[:, 1:], kwargs.get("num_items_in_batch"))
         output = CausalLMOutputWithCrossAttentions(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+            loss=loss, logits=logits, **with_cache(output_cache(outputs)),
             hidden_states=outputs.hidden_states, attentions=outputs.attentions,
             cross_attentions=outputs.cross_attentions,
         )

@@ -47,11 +47,15 @@ from .modeling_lineage_static import (
 )
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
+    LSTMStateCache,
+    cache_argument,
     check_ids_in_range,
     check_same_shape,
     config_flag,
+    recurrent_generation_inputs,
     tuple_or_dict,
     vocabulary_cross_entropy,
+    with_cache,
 )
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
@@ -664,9 +668,11 @@ class LineageElmoForPreTraining(LineageElmoLanguageModel):
 
 class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
     """The forward LM alone: only the forward LSTM stack runs. It generates (word ids come back to characters
-    through the table set by ``set_vocabulary_characters``), and ``past_key_values`` carries the LSTM state — a
-    tuple (h (L, B, P), c (L, B, C)) — so generation feeds one word per step and a caller can carry the state
-    across consecutive segments of a stream (truncated backpropagation through time).
+    through the table set by ``set_vocabulary_characters``) carrying the LSTM state in an ``LSTMStateCache`` — h
+    (L, B, P) and c (L, B, C) — so each step reads one word; a caller can carry the same state across consecutive
+    segments of a stream (truncated backpropagation through time: ``cache=out.cache.detach()``; with transformers
+    older than 5.24 the argument and the output field are called ``past_key_values``). A tuple ``(h, c)`` is
+    accepted as the state too.
 
     Batched generation needs prompts of equal length (the LSTM reads padding as input, so it cannot be padded on
     the left).
@@ -678,37 +684,34 @@ class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
         ...                      max_new_tokens=10)                                              # doctest: +SKIP
     """
 
+    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
+    _is_stateful = True
+
     def __init__(self, config):
         super().__init__(config)
         self.post_init()
 
     @classmethod
     def _supports_default_dynamic_cache(cls):
-        return False  # the state is an LSTM's (h, c), not attention keys and values
+        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
 
-    def _reorder_cache(self, past_key_values, beam_idx):
-        return tuple(s.index_select(1, beam_idx.to(s.device)) for s in past_key_values)
-
-    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, **kwargs):
-        kwargs.pop("char_ids", None)  # characters of new words come from the vocabulary table
-        inputs = super().prepare_inputs_for_generation(input_ids, past_key_values=past_key_values,
-                                                       attention_mask=attention_mask, **kwargs)
-        if past_key_values is not None:
-            # One new word per row. A row that already ended gets padding from generate(); its LSTM state runs on
-            # harmlessly and its output is thrown away, so every row counts as real here.
-            inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
-        return inputs
+    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
+                                      **kwargs):
+        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
+        # char_ids are dropped: the characters of new words come from the vocabulary table.
+        return recurrent_generation_inputs(input_ids, state, attention_mask, kwargs)
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, past_key_values=None,
-                use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, **kwargs):
+                use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, cache=None, **kwargs):
         config = self.config
         use_cache = config_flag(use_cache, config.use_cache)
+        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
         char_ids = self._char_ids(input_ids, char_ids)
         mask = check_elmo_inputs(config, input_ids, char_ids, attention_mask)
-        if past_key_values is not None and not bool(mask.all()):
-            raise ValueError("past_key_values (an LSTM state) can only continue unpadded rows")
+        if state is not None and not bool(mask.all()):
+            raise ValueError("An LSTM state (cache) can only continue unpadded rows")
         _, outputs, states = self.elmo.bilm(input_ids, char_ids, mask, directions=("forward",),
-                                            forward_state=past_key_values)
+                                            forward_state=None if state is None else (state.h, state.c))
         hidden = self.elmo.bilm.dropout(outputs["forward"][-1])  # (B, T, P)
         loss = None
         if labels is not None:
@@ -723,10 +726,11 @@ class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
         if labels is None or not self.training:
             # Generation needs only the last position's distribution: skip the vocabulary matmul elsewhere.
             logits = self.softmax.logits(hidden[:, -logits_to_keep:] if logits_to_keep else hidden)
-        past = None
-        if use_cache:
-            past = (torch.stack([h for h, _ in states]), torch.stack([c for _, c in states]))
-        output = CausalLMOutputWithPast(loss=loss, logits=logits, past_key_values=past)
+        if use_cache:  # the given state is updated in place, as a DynamicCache is
+            h, c = torch.stack([h for h, _ in states]), torch.stack([c for _, c in states])  # (L, B, P), (L, B, C)
+            T = mask.shape[1]
+            state = LSTMStateCache(h, c, T) if state is None else state.update(h, c, T)
+        output = CausalLMOutputWithPast(loss=loss, logits=logits, **with_cache(state if use_cache else None))
         return tuple_or_dict(output, return_dict, config)
 
 

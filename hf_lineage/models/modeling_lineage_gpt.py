@@ -29,6 +29,9 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_gpt import LineageGPTConfig
 from .modeling_lineage_utils import (
+    cache_argument,
+    output_cache,
+    with_cache,
     LineagePreTrainedModel,
     attention,
     causal_attention_mask,
@@ -172,7 +175,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
     """The bare decoder: token + learned position embeddings -> dropout -> N post-LN blocks. No final LayerNorm
     (every block already ends with one).
 
-    Returns ``last_hidden_state`` (B, T, C), the cache as ``past_key_values`` when ``use_cache``, and every layer's
+    Returns ``last_hidden_state`` (B, T, C), the ``DynamicCache`` when ``use_cache``, and every layer's
     input plus the last output as ``hidden_states`` when asked for.
     """
 
@@ -227,9 +230,11 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         output_attentions=None,
         output_hidden_states=None,
         return_dict=None,
+        cache=None,
         **kwargs,
     ):
         config = self.config
+        past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
         return_dict = config_flag(return_dict, config.return_dict)
@@ -289,7 +294,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
 
         output = BaseModelOutputWithPastAndCrossAttentions(
             last_hidden_state=hidden_states,
-            past_key_values=cache if use_cache else None,
+            **with_cache(cache if use_cache else None),
             hidden_states=tuple(all_hidden) if output_hidden_states else None,
             attentions=tuple(all_self) if output_attentions else None,
             cross_attentions=tuple(all_cross) if output_attentions and encoder_hidden_states is not None else None,
@@ -331,10 +336,11 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
                 past_key_values=None, use_cache=None, output_attentions=None, output_hidden_states=None,
-                return_dict=None, logits_to_keep=0, **kwargs):
+                return_dict=None, logits_to_keep=0, cache=None, **kwargs):
         outputs = self.transformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
-            encoder_attention_mask, past_key_values, use_cache=False if labels is not None else use_cache,
+            encoder_attention_mask, cache_argument(cache, past_key_values),
+            use_cache=False if labels is not None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         hidden_states = outputs.last_hidden_state
@@ -347,7 +353,7 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
             check_same_shape(labels, logits.shape[:2], "labels", "the logits (use logits_to_keep=0 with labels)")
             loss = vocabulary_cross_entropy(logits, shift_labels(labels), kwargs.get("num_items_in_batch"))
         output = CausalLMOutputWithCrossAttentions(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+            loss=loss, logits=logits, **with_cache(output_cache(outputs)),
             hidden_states=outputs.hidden_states, attentions=outputs.attentions,
             cross_attentions=outputs.cross_attentions,
         )

@@ -39,9 +39,23 @@ from typing import ClassVar
 import torch
 from torch import nn
 from transformers import initialization as init
-from transformers.modeling_outputs import CausalLMOutput, SequenceClassifierOutput, TokenClassifierOutput
+from transformers.modeling_outputs import (
+    CausalLMOutput,
+    CausalLMOutputWithPast,
+    SequenceClassifierOutput,
+    TokenClassifierOutput,
+)
 
-from .modeling_lineage_utils import check_ids_in_range, cross_entropy, sequence_classification_loss, tuple_or_dict
+from .modeling_lineage_utils import (
+    LSTMStateCache,
+    cache_argument,
+    check_ids_in_range,
+    cross_entropy,
+    recurrent_generation_inputs,
+    sequence_classification_loss,
+    tuple_or_dict,
+    with_cache,
+)
 
 
 def init_task_weights(module: nn.Module) -> bool:
@@ -95,22 +109,33 @@ class TaskEncoder(nn.Module):
             raise ValueError(f"Unknown task_encoder {self.kind!r}")
 
     def forward(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.encode(features, mask)[0]
+
+    def encode(self, features: torch.Tensor, mask: torch.Tensor, state=None):
+        """``forward``, plus the LSTM's state: it starts from ``state`` ((h, c), each (L·directions, B, H); zeros
+        when None) and comes back as each row's (h, c) after its last real position (None for the other
+        encoders). Rows must be right-padded; a row with no real position keeps the state it was given."""
         x = self.dropout(features) * mask[..., None]  # (B, T, D)
+        final = None
         if self.kind in ("bilstm", "lstm"):
             lengths = mask.sum(dim=1)
             # A packed sequence runs each row for its own length, so the backward LSTM starts at the last real word
-            # and not in the padding. Packing needs right padding and lengths ≥ 1 on the CPU.
+            # and not in the padding, and the final state is the last real word's. Packing needs right padding
+            # and lengths ≥ 1 on the CPU.
             packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True,
                                                        enforce_sorted=False)
-            out, _ = self.lstm(packed)
+            out, final = self.lstm(packed, state)
             x, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=features.shape[1])
+            if state is not None:
+                empty = (lengths == 0)[None, :, None]  # (1, B, 1)
+                final = tuple(torch.where(empty, old, new) for old, new in zip(state, final))
         elif self.kind == "cnn":
             x = x.transpose(1, 2)  # (B, D, T): Conv1d convolves over the last axis
             for conv in self.convs:
                 # Re-zero the padding before each layer so it never leaks into real positions at sequence ends.
                 x = torch.relu(conv(x)) * mask[:, None, :]
             x = x.transpose(1, 2)
-        return self.dropout(x) * mask[..., None]  # (B, T, output_size)
+        return self.dropout(x) * mask[..., None], final  # (B, T, output_size)
 
 
 def max_pool(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -174,12 +199,13 @@ class StaticVectorsTaskModel:
         return features, mask
 
 
-def _encode_in_place(encoder, features, mask):
+def _encode_in_place(encoder, features, mask, state=None):
     """Run the task encoder on each row's real tokens (moved to the front, as packing needs) and put every state
-    back at its token's position: right- and left-padded rows give the same states at their real tokens."""
+    back at its token's position: right- and left-padded rows give the same states at their real tokens. Returns
+    the states and, for an LSTM, its final (h, c) (see ``TaskEncoder.encode``)."""
     aligned, aligned_mask, order = right_aligned(features, mask)
-    aligned = encoder(aligned, aligned_mask)  # (B, T, H), real tokens first
-    return torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned)
+    aligned, final = encoder.encode(aligned, aligned_mask, state)  # (B, T, H), real tokens first
+    return torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned), final
 
 
 class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
@@ -205,7 +231,7 @@ class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
                 num_items_in_batch=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs)
-        states = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         logits = self.classifier(states)  # (B, T, num_labels)
         loss = None
         if labels is not None:
@@ -277,12 +303,17 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
     → LSTM (``task_hidden_size`` × ``task_num_layers``, unidirectional whatever ``task_encoder`` says) → dropout →
     linear over the vocabulary. ``labels = input_ids`` as in every transformers causal LM (shifted inside).
 
-    Generation recomputes the LSTM over the whole prefix at each step (no cache): the sequences these models
-    generate are short and the LSTM is small. A family combines it with ``GenerationMixin``::
+    With ``use_cache`` (generation turns it on) the LSTM's state comes back as an ``LSTMStateCache`` and a later call
+    continues from it (``cache=...``; ``past_key_values=...`` with transformers older than 5.24), so generation
+    reads one word per step. Left-padded prompts are fine: each row's state is taken at its last real word.
+    A family combines it with ``GenerationMixin``::
 
         class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
             base_model_class = LineageWord2VecModel
     """
+
+    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
+    _is_stateful = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -296,15 +327,26 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
         return self.lm_head
 
     def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, num_items_in_batch=None,
-                **kwargs):
-        for name in ("past_key_values", "use_cache", "cache_position", "position_ids", "token_type_ids"):
+                past_key_values=None, use_cache=None, logits_to_keep=0, cache=None, **kwargs):
+        for name in ("cache_position", "position_ids", "token_type_ids"):
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
         if labels is not None and labels.shape != input_ids.shape:
             raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
+        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
+        if state is not None and state.batch_size != input_ids.shape[0]:
+            raise ValueError(f"The LSTM state (cache) is for {state.batch_size} rows, input_ids has "
+                             f"{input_ids.shape[0]}")
         features, mask = self._encode(input_ids, attention_mask, kwargs)
-        states = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        states, final = _encode_in_place(self.encoder, features, mask, None if state is None else (state.h, state.c))
         if labels is None:
-            return tuple_or_dict(CausalLMOutput(logits=self.lm_head(states)), return_dict, self.config)  # (B, T, V)
+            if logits_to_keep:
+                states = states[:, -logits_to_keep:]  # generation needs only the last position's distribution
+            new_state = None
+            if use_cache:  # the given state is updated in place, as a DynamicCache is
+                T = input_ids.shape[1]
+                new_state = LSTMStateCache(*final, T) if state is None else state.update(*final, T)
+            output = CausalLMOutputWithPast(logits=self.lm_head(states), **with_cache(new_state))  # (B, T, V)
+            return tuple_or_dict(output, return_dict, self.config)
         # Position t predicts token t + 1. The vocabulary layer is most of the cost, so with labels it runs only
         # where a token is predicted (a generation target is often half the sequence): logits are then (N, V),
         # those positions in order, as NNLM's.
@@ -316,10 +358,12 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:
-        return False  # there is no key/value cache to give it: generate() must not build one
+        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
 
-    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, **kwargs):
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
+                                      **kwargs):
+        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
+        return recurrent_generation_inputs(input_ids, state, attention_mask, kwargs)
 
 
 class _unidirectional:
