@@ -3,7 +3,7 @@
 The model is ``LineageElmoForCausalLM`` with word inputs (``use_char_inputs=False``): 2 LSTM layers of 200 cells, no
 projection (``projection_size == lstm_cell_size``), no clipping (so the fused ``nn.LSTM`` path runs), no residual
 connection, a full softmax over PTB's 10,000 words. Training is Zaremba's: truncated backpropagation through time
-over 35 steps with the LSTM state carried from one segment to the next (``past_key_values``), batch 20, weights
+over 35 steps with the LSTM state carried from one segment to the next (an ``LSTMStateCache``), batch 20, weights
 U(±0.1), SGD with the gradient norm clipped at 5, learning rate 1 for the first epochs, then halved each epoch.
 Zaremba's "small" has no dropout and reaches 114.5 test perplexity after 13 epochs (120.7 validation).
 
@@ -40,7 +40,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hf_lineage.models import LineageElmoConfig, LineageElmoForCausalLM  # noqa: E402
-from hf_lineage.models.modeling_lineage_utils import vocabulary_cross_entropy  # noqa: E402
+from hf_lineage.models.modeling_lineage_utils import output_cache, vocabulary_cross_entropy  # noqa: E402
 
 PTB = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb"
 
@@ -64,10 +64,6 @@ def batchify(ids, batch):
     return ids[: n * batch].view(batch, n)
 
 
-def detach(state):
-    return tuple(s.detach() for s in state)
-
-
 def evaluate(model, data, bptt):
     """Perplexity over a split in float32 (also when training used bf16 autocast)."""
     model.eval()
@@ -76,8 +72,8 @@ def evaluate(model, data, bptt):
         for i in range(0, data.shape[1] - 1, bptt):
             x, y = data[:, i : i + bptt], data[:, i + 1 : i + 1 + bptt]
             x = x[:, : y.shape[1]]
-            out = model(input_ids=x, past_key_values=state, use_cache=True)
-            state = out.past_key_values
+            out = model(input_ids=x, cache=state, use_cache=True)
+            state = output_cache(out)
             total += vocabulary_cross_entropy(out.logits, y, 1).item()
             count += y.numel()
     model.train()
@@ -146,9 +142,9 @@ def main():
             x, y = train_data[:, i : i + args.bptt], train_data[:, i + 1 : i + 1 + args.bptt]
             x = x[:, : y.shape[1]]
             with autocast():
-                out = model(input_ids=x, past_key_values=state, use_cache=True)
+                out = model(input_ids=x, cache=state, use_cache=True)
                 loss = vocabulary_cross_entropy(out.logits, y)
-            state = detach(out.past_key_values)  # truncated BPTT: carry the state, not the graph
+            state = output_cache(out).detach()  # truncated BPTT: carry the state, not the graph
             optimizer.zero_grad(set_to_none=True)
             # Zaremba et al.'s loss is summed over the time steps and averaged over the batch: scale the per-token
             # mean by the segment length so their learning rate (1) and clipping norm (5) mean what they meant.

@@ -45,3 +45,22 @@ def run_without_hf_lineage(code: str, cwd) -> str:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
+
+
+def enable_activation_checkpointing(model, base) -> list:
+    """Turns on activation checkpointing through transformers' public call — ``activation_checkpointing_enable``
+    from 5.24 on, ``gradient_checkpointing_enable`` (deprecated there) before — and counts the checkpointed calls
+    of ``base``'s layers, so a test sees that layers really were recomputed."""
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    assert base.gradient_checkpointing
+    calls, checkpoint = [], base._gradient_checkpointing_func
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return checkpoint(*args, **kwargs)
+
+    base._gradient_checkpointing_func = counting
+    return calls

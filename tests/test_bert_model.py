@@ -12,7 +12,7 @@ from hf_lineage import LineageBertConfig, LineageBertForMaskedLM, LineageBertFor
 from hf_lineage.convert import from_transformers, to_transformers
 from hf_lineage.models import modeling_lineage_bert
 
-from conftest import run_without_hf_lineage
+from conftest import enable_activation_checkpointing, run_without_hf_lineage
 
 HF_SIZES = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
                 max_position_embeddings=64)
@@ -241,12 +241,13 @@ def test_gradient_checkpointing_gives_the_same_gradients():
     config = tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     a, b = LineageBertForPreTraining(config), LineageBertForPreTraining(config)
     b.load_state_dict(a.state_dict())
-    b.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    checkpointed = enable_activation_checkpointing(b, b.bert.encoder)
     inputs = batch()
     labels = torch.where(torch.rand(3, 11) < 0.3, inputs["input_ids"], -100)
     for model in (a, b):
         model.train()
         model(**inputs, labels=labels, next_sentence_label=torch.tensor([0, 1, 1])).loss.backward()
+    assert len(checkpointed) == config.num_hidden_layers
     for (name, pa), pb in zip(a.named_parameters(), b.parameters()):
         torch.testing.assert_close(pa.grad, pb.grad, atol=1e-6, rtol=1e-5, msg=name)
 

@@ -30,7 +30,7 @@ from hf_lineage.data import (
 )
 from hf_lineage.models import modeling_lineage_gpt
 
-from conftest import CORPUS, SHARED_DATA, run_without_hf_lineage
+from conftest import CORPUS, SHARED_DATA, enable_activation_checkpointing, run_without_hf_lineage
 
 V = 99
 NO_DROPOUT = dict(hidden_dropout_prob=0.0, embedding_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -233,11 +233,12 @@ def test_attention_weights_are_causal_and_match_sdpa():
 def test_gradient_checkpointing_gives_the_same_gradients():
     a, b = LineageGPTForCausalLM(tiny(**NO_DROPOUT)), LineageGPTForCausalLM(tiny(**NO_DROPOUT))
     b.load_state_dict(a.state_dict())
-    b.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    checkpointed = enable_activation_checkpointing(b, b.transformer)
     inputs = batch()
     for model in (a, b):
         model.train()
         model(**inputs, labels=inputs["input_ids"]).loss.backward()
+    assert len(checkpointed) == b.config.num_hidden_layers
     for (name, pa), pb in zip(a.named_parameters(), b.parameters()):
         torch.testing.assert_close(pa.grad, pb.grad, atol=1e-6, rtol=1e-5, msg=name)
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from transformers.generation import GenerationMixin
 
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage import experiment
@@ -19,6 +20,10 @@ FAMILIES = ["nnlm", "word2vec", "elmo", "gpt", "bert"]
 TASKS = ["labeling", "classification", "pairs", "generation"]
 # Minimal: a few thousand corpus words per family, 48 labelled examples per task, one epoch.
 MINIMAL = ["--budget-words", "6000", "--task-train", "48", "--task-validation", "24", "--finetune-epochs", "1"]
+# A barely trained model often ends every output at once (end of sequence first): generation would then never take
+# a second step, and a broken cache (transformers 5.24's rename) would pass unnoticed. The minimal run makes every
+# generation stage decode at least this many tokens.
+MIN_NEW_TOKENS = 4
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +34,15 @@ def full_run(tmp_path_factory):
     def no_network(*args, **kwargs):
         raise OSError("hf-lineage lineage tried to reach the network")
 
+    generate = GenerationMixin.generate
+
+    def generate_several_tokens(self, *args, **kwargs):
+        kwargs.setdefault("min_new_tokens", MIN_NEW_TOKENS)
+        return generate(self, *args, **kwargs)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(socket.socket, "connect", no_network)
+        patch.setattr(GenerationMixin, "generate", generate_several_tokens)
         for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
             patch.delenv(name, raising=False)
         code = cli_main(["lineage", "--output-dir", str(out), *MINIMAL])
@@ -61,6 +73,8 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
         assert cell["main"] == (variant == (experiment.MAIN_VARIANT[family] if task != "generation"
                                             else experiment.GENERATION_VARIANT[family]))
         assert cell["train_examples"] == results["tasks"][task]["train_examples"]
+        if task == "generation":  # every output went through several decoding steps, the cache carried along
+            assert cell["metrics"]["eval_gen_len"] >= MIN_NEW_TOKENS, (family, cell["metrics"])
     for task, info in results["tasks"].items():
         # The first 48 examples, plus one for each label the validation subset has and they lack (labeling: rare
         # tags such as X and SYM); generation's validation is cut back to whole meaning representations.

@@ -267,7 +267,10 @@ def test_evaluate_word_pairs_equals_gensim(options, synthetic, trained):
     for wv, kv in (synthetic, (WordVectors.from_gensim(trained), trained.wv)):
         (p, pp), (s, sp), oov = wv.evaluate_word_pairs(WORDSIM, **options)
         (gp, gpp), (gs, gsp), goov = kv.evaluate_word_pairs(WORDSIM, **options)
-        assert p == pytest.approx(gp, abs=1e-6) and s == pytest.approx(gs, abs=1e-9)
+        # Similarities are float32 dot products, as gensim's, whose last bit depends on numpy's summation order (it
+        # changes between numpy versions); restrict_vocab=500 leaves 5 pairs of the trained model within 0.06 of
+        # each other, where a last-bit difference moves Pearson by ~3e-6. Spearman depends only on the order.
+        assert p == pytest.approx(gp, abs=1e-5) and s == pytest.approx(gs, abs=1e-9)
         assert pp == pytest.approx(gpp, rel=1e-4) and sp == pytest.approx(gsp, rel=1e-6)
         assert oov == goov
 

@@ -194,7 +194,7 @@ class LineageBertEncoder(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.layer = nn.ModuleList([LineageBertLayer(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False  # set by transformers' gradient_checkpointing_enable()
+        self.gradient_checkpointing = False  # set by transformers' activation_checkpointing_enable()
 
     def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False, output_hidden_states=False):
@@ -204,7 +204,8 @@ class LineageBertEncoder(nn.Module):
                 all_hidden.append(hidden_states)
             if self.gradient_checkpointing and self.training:
                 # Recompute activations in the backward pass instead of storing them (no cache while training).
-                # (transformers' gradient_checkpointing_enable() sets the flag and the function)
+                # transformers' activation_checkpointing_enable() (gradient_checkpointing_enable() before 5.24) sets
+                # the flag and the function.
                 hidden_states, w_self, w_cross = self._gradient_checkpointing_func(
                     layer.__call__, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions
                 )

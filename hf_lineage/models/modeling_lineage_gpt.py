@@ -185,7 +185,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         self.positions_embed = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.drop = nn.Dropout(config.embedding_dropout_prob)
         self.h = nn.ModuleList([LineageGPTBlock(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False  # set by transformers' gradient_checkpointing_enable()
+        self.gradient_checkpointing = False  # set by transformers' activation_checkpointing_enable()
         self.post_init()
 
     def get_input_embeddings(self):
