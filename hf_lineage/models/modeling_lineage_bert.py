@@ -33,19 +33,19 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_utils import (
-    cache_argument,
-    output_cache,
-    with_cache,
     LineagePreTrainedModel,
     attention,
+    cache_argument,
     causal_attention_mask,
     check_ids_in_range,
     check_same_shape,
     classifier_dropout,
     config_flag,
     cross_entropy,
+    output_cache,
     sequence_classification_loss,
     tuple_or_dict,
+    with_cache,
 )
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
