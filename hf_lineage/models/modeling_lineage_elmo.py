@@ -48,11 +48,10 @@ from .modeling_lineage_static import (
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     LSTMStateCache,
-    cache_argument,
+    LSTMStateGenerationMixin,
     check_ids_in_range,
     check_same_shape,
     config_flag,
-    recurrent_generation_inputs,
     tuple_or_dict,
     vocabulary_cross_entropy,
     with_cache,
@@ -666,7 +665,7 @@ class LineageElmoForPreTraining(LineageElmoLanguageModel):
         return tuple_or_dict(output, return_dict, config)
 
 
-class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
+class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel, GenerationMixin):
     """The forward LM alone: only the forward LSTM stack runs. It generates (word ids come back to characters
     through the table set by ``set_vocabulary_characters``) carrying the LSTM state in an ``LSTMStateCache`` — h
     (L, B, P) and c (L, B, C) — so each step reads one word; a caller can carry the same state across consecutive
@@ -684,28 +683,15 @@ class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
         ...                      max_new_tokens=10)                                              # doctest: +SKIP
     """
 
-    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
-    _is_stateful = True
-
     def __init__(self, config):
         super().__init__(config)
         self.post_init()
-
-    @classmethod
-    def _supports_default_dynamic_cache(cls):
-        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
-
-    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
-                                      **kwargs):
-        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
-        # char_ids are dropped: the characters of new words come from the vocabulary table.
-        return recurrent_generation_inputs(input_ids, state, attention_mask, kwargs)
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, past_key_values=None,
                 use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, cache=None, **kwargs):
         config = self.config
         use_cache = config_flag(use_cache, config.use_cache)
-        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
+        state = LSTMStateCache.from_arguments(cache, past_key_values)
         char_ids = self._char_ids(input_ids, char_ids)
         mask = check_elmo_inputs(config, input_ids, char_ids, attention_mask)
         if state is not None and not bool(mask.all()):
@@ -726,10 +712,9 @@ class LineageElmoForCausalLM(LineageElmoLanguageModel, GenerationMixin):
         if labels is None or not self.training:
             # Generation needs only the last position's distribution: skip the vocabulary matmul elsewhere.
             logits = self.softmax.logits(hidden[:, -logits_to_keep:] if logits_to_keep else hidden)
-        if use_cache:  # the given state is updated in place, as a DynamicCache is
+        if use_cache:
             h, c = torch.stack([h for h, _ in states]), torch.stack([c for _, c in states])  # (L, B, P), (L, B, C)
-            T = mask.shape[1]
-            state = LSTMStateCache(h, c, T) if state is None else state.update(h, c, T)
+            state = LSTMStateCache.advanced(state, h, c, mask.shape[1])
         output = CausalLMOutputWithPast(loss=loss, logits=logits, **with_cache(state if use_cache else None))
         return tuple_or_dict(output, return_dict, config)
 

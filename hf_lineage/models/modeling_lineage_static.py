@@ -48,10 +48,9 @@ from transformers.modeling_outputs import (
 
 from .modeling_lineage_utils import (
     LSTMStateCache,
-    cache_argument,
+    LSTMStateGenerationMixin,
     check_ids_in_range,
     cross_entropy,
-    recurrent_generation_inputs,
     sequence_classification_loss,
     tuple_or_dict,
     with_cache,
@@ -298,7 +297,7 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
         return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
 
 
-class StaticVectorsForCausalLM(StaticVectorsTaskModel):
+class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel):
     """A left-to-right LSTM language model on top of the vectors, so a static-vector family can generate: features
     → LSTM (``task_hidden_size`` × ``task_num_layers``, unidirectional whatever ``task_encoder`` says) → dropout →
     linear over the vocabulary. ``labels = input_ids`` as in every transformers causal LM (shifted inside).
@@ -311,9 +310,6 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
         class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
             base_model_class = LineageWord2VecModel
     """
-
-    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
-    _is_stateful = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -332,7 +328,7 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
         if labels is not None and labels.shape != input_ids.shape:
             raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
-        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
+        state = LSTMStateCache.from_arguments(cache, past_key_values)
         if state is not None and state.batch_size != input_ids.shape[0]:
             raise ValueError(f"The LSTM state (cache) is for {state.batch_size} rows, input_ids has "
                              f"{input_ids.shape[0]}")
@@ -341,10 +337,7 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
         if labels is None:
             if logits_to_keep:
                 states = states[:, -logits_to_keep:]  # generation needs only the last position's distribution
-            new_state = None
-            if use_cache:  # the given state is updated in place, as a DynamicCache is
-                T = input_ids.shape[1]
-                new_state = LSTMStateCache(*final, T) if state is None else state.update(*final, T)
+            new_state = LSTMStateCache.advanced(state, *final, input_ids.shape[1]) if use_cache else None
             output = CausalLMOutputWithPast(logits=self.lm_head(states), **with_cache(new_state))  # (B, T, V)
             return tuple_or_dict(output, return_dict, self.config)
         # Position t predicts token t + 1. The vocabulary layer is most of the cost, so with labels it runs only
@@ -355,15 +348,6 @@ class StaticVectorsForCausalLM(StaticVectorsTaskModel):
         logits = self.lm_head(states[:, :-1][predicting])  # (N, V)
         loss = cross_entropy(logits, targets[predicting], num_items_in_batch)
         return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
-
-    @classmethod
-    def _supports_default_dynamic_cache(cls) -> bool:
-        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
-
-    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
-                                      **kwargs):
-        state = LSTMStateCache.from_state(cache_argument(cache, past_key_values))
-        return recurrent_generation_inputs(input_ids, state, attention_mask, kwargs)
 
 
 class _unidirectional:

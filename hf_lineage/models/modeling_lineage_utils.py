@@ -254,7 +254,7 @@ def classifier_dropout(config) -> nn.Dropout:
 # --------------------------------------------------------------------------- caches across transformers versions
 
 # transformers 5.24 renamed the cache, as a forward argument and as an output field, from ``past_key_values`` to
-# ``cache`` (the old name is deprecated until 5.40); 5.4-5.23 know only ``past_key_values``. generate() hands the
+# ``cache`` (the old name is deprecated until 5.40); earlier releases know only ``past_key_values``. generate() hands the
 # cache to forward under the installed version's name and reads it back from the output under that name, so every
 # lineage forward accepts both names (``cache_argument``) and returns the cache under the installed one
 # (``CACHE_FIELD``). Without this, generation under 5.24 silently started a new cache at every step.
@@ -308,6 +308,11 @@ class LSTMStateCache:
         self.h, self.c, self.seen_tokens = h, c, seen_tokens
 
     @classmethod
+    def from_arguments(cls, cache, past_key_values):
+        """The state a forward was given under either name (see ``cache_argument``), as an ``LSTMStateCache``."""
+        return cls.from_state(cache_argument(cache, past_key_values))
+
+    @classmethod
     def from_state(cls, state):
         """Accepts an ``LSTMStateCache`` as it is, or a tuple ``(h, c)`` (what these models returned before)."""
         if state is None or isinstance(state, cls):
@@ -326,6 +331,11 @@ class LSTMStateCache:
         self.h, self.c = h, c
         self.seen_tokens += num_positions
         return self
+
+    @classmethod
+    def advanced(cls, state, h: torch.Tensor, c: torch.Tensor, num_positions: int) -> "LSTMStateCache":
+        """``state`` updated in place (as a ``DynamicCache`` is), or a new state when there was none."""
+        return cls(h, c, num_positions) if state is None else state.update(h, c, num_positions)
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         return self.seen_tokens
@@ -349,20 +359,33 @@ class LSTMStateCache:
                 f"cell={self.c.shape[2]}, seen_tokens={self.seen_tokens})")
 
 
-def recurrent_generation_inputs(input_ids, state, attention_mask, kwargs) -> dict:
-    """``prepare_inputs_for_generation`` of a model that carries an ``LSTMStateCache``: after the first step
-    only the positions the state has not read (one new token per row), with a mask of ones (a row that already
-    ended gets padding from generate(); its state runs on harmlessly and its output is thrown away)."""
-    inputs = {"logits_to_keep": 1, "use_cache": kwargs.get("use_cache", True)}
-    for key in ("return_dict", "output_attentions", "output_hidden_states"):
-        if key in kwargs:
-            inputs[key] = kwargs[key]
-    if state is None:
-        inputs.update(input_ids=input_ids, attention_mask=attention_mask)
-    else:
-        new = input_ids[:, state.get_seq_length():]
-        inputs.update(input_ids=new, attention_mask=torch.ones_like(new), **with_cache(state))
-    return inputs
+class LSTMStateGenerationMixin:
+    """What ``generate`` needs from a language model that carries an ``LSTMStateCache`` (ELMo's forward LM,
+    the static-vector families' LSTM LM). Comes before ``GenerationMixin`` in the bases."""
+
+    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
+    _is_stateful = True
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
+
+    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
+                                      **kwargs):
+        """After the first step only the positions the state has not read (one new token per row), with a mask of
+        ones (a row that already ended gets padding from generate(); its state runs on harmlessly and its output
+        is thrown away). Other inputs (e.g. ELMo's char_ids) are dropped: new words come as ids alone."""
+        state = LSTMStateCache.from_arguments(cache, past_key_values)
+        inputs = {"logits_to_keep": 1, "use_cache": kwargs.get("use_cache", True)}
+        for key in ("return_dict", "output_attentions", "output_hidden_states"):
+            if key in kwargs:
+                inputs[key] = kwargs[key]
+        if state is None:
+            inputs.update(input_ids=input_ids, attention_mask=attention_mask)
+        else:
+            new = input_ids[:, state.get_seq_length():]
+            inputs.update(input_ids=new, attention_mask=torch.ones_like(new), **with_cache(state))
+        return inputs
 
 
 def config_flag(value, default):
