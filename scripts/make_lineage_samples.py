@@ -24,17 +24,27 @@ skipped):
     (40,000) tokens.
 ``labeling.{train,validation}.jsonl``
     UPOS tagging, ``{"tokens": [...], "tags": [...]}`` per line, from ``ud_english_ewt/en_ewt-ud-train.conllu``
-    (3,000 sentences) and ``en_ewt-ud-dev.conllu`` (600). Candidates: sentences of 3 to 60 words (first occurrence
-    of a repeated word sequence only). The genre of a sentence is its ``# sent_id`` prefix (answers, email,
+    (4,000 sentences) and ``en_ewt-ud-dev.conllu`` (1,000; more, in steps of 100, if 1,000 sentences held fewer than
+    ``LABELING_MIN_VALIDATION_WORDS`` = 10,000 words -- they do not). Candidates: sentences of 3 to 60 words (first
+    occurrence of a repeated word sequence only). The genre of a sentence is its ``# sent_id`` prefix (answers, email,
     newsgroup, reviews, weblog); the sample takes the same number from each genre (``even_counts``: a genre with too
     few candidates gives all it has, the others share the rest), each genre's sentences drawn with
     ``random.Random(0).sample``, then the whole sample shuffled with the same generator, so that the first N lines
     are a fair sub-sample.
 ``classification.{train,validation}.jsonl``
-    Genre classification, ``{"sentence": <the sentence's words (FORM) joined by spaces>, "label": <genre>}`` (UD's
-    tokenization, like the corpus's: word-level families see the words they were pretrained on), from the same two
-    EWT files (3,000 / 600), sentences of at least 6 words (first occurrence of a repeated text only), equal counts per genre
-    (``even_counts``), drawn and shuffled like the labeling sample (a fresh ``random.Random(0)`` per file).
+    Reading E2E's ``familyFriendly`` slot back from a human reference: ``{"sentence": <the reference, tokenized like
+    WikiText>, "label": "yes" | "no" | "not mentioned"}`` -- the MR's ``familyFriendly[...]`` value, or ``not
+    mentioned`` when the MR has no such slot. (It replaces EWT genre classification, which stayed near the
+    majority baseline for every model.) E2E's training set (``trainset.csv``) is not in the shared data, so the
+    rows come from the two E2E files the other samples use, ``e2e_nlg/devset.csv`` and ``testset_w_refs.csv``, with
+    the split those samples already made: an MR is held out (validation) when it is one of the generation sample's
+    80 validation MRs (devset) or one of the pairs sample's validation MRs (testset); every other MR is train. So
+    no MR is in both files, and no text of any E2E validation file is in any E2E training file. Candidates: every
+    reference (tokenized) whose text occurs under one MR only (a text under two MRs has no single label and is
+    dropped; a text repeated under one MR counts once), in file order (devset, then testset). Each file is
+    ``random.Random(0).sample(candidates, n)`` (a fresh generator per file; the draw is in random order, so the
+    file is shuffled): 4,000 train, 1,200 validation, the natural class distribution (no class is subsampled:
+    the majority class, ``yes``, is 55.8 % of train and 58.0 % of validation).
 ``pairs.{train,validation}.jsonl``
     Paraphrase detection, ``{"sentence1", "sentence2", "label": "paraphrase" | "different", "mr_ids": [i, j]}``,
     from ``e2e_nlg/testset_w_refs.csv``. ``mr_ids`` number the file's distinct MRs (meaning representations) in
@@ -47,7 +57,7 @@ skipped):
     positives; for negatives one candidate per other same-name MR (those MRs shuffled), pairing a random reference of
     each. Pairs are taken round-robin over the MRs (in shuffled order; one pair per MR per round, positives first),
     so every MR contributes about equally; a text pair (in either order) is used at most once in a file. Half
-    positive, half negative (1,500 + 1,500 train, 300 + 300 validation; fewer, still balanced, if a split cannot give
+    positive, half negative (2,000 + 2,000 train, 600 + 600 validation; fewer, still balanced, if a split cannot give
     that many), each pair's order flipped with probability 1/2, then shuffled. Texts are tokenized like WikiText
     (``tokenize_like_wikitext``).
 ``generation.{train,validation}.csv``
@@ -56,13 +66,15 @@ skipped):
     (grouped by MR), written as the original is (the csv module's default quoting, CRLF line ends); MR and reference
     tokenized like WikiText (``tokenize_like_wikitext``).
 ``README.md``, ``manifest.json``
-    Sources, licenses, citations and counts; the manifest lists each data file with its sha256 and, per task, the
-    metric and label names (what the ``lineage`` orchestrator reads).
+    Sources, licenses, citations and counts; the manifest lists each data file with its counts (classification
+    files also their label counts and majority-class share) and sha256 and, per task, the metric and label names
+    (what the ``lineage`` orchestrator reads).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import hashlib
 import io
@@ -84,11 +96,12 @@ DEFAULT_OUTPUT_DIR = REPO / "hf_lineage" / "lineage" / "samples"
 SEED = 0
 CORPUS_TRAIN_WORDS = 600_000
 CORPUS_VALIDATION_WORDS = 40_000
-LABELING_SIZES = {"train": 3000, "validation": 600}
+LABELING_SIZES = {"train": 4000, "validation": 1000}
 LABELING_WORDS = (3, 60)  # inclusive bounds on a sentence's syntactic words
-CLASSIFICATION_SIZES = {"train": 3000, "validation": 600}
-CLASSIFICATION_MIN_WORDS = 6
-PAIRS_SIZES = {"train": 3000, "validation": 600}
+LABELING_MIN_VALIDATION_WORDS = 10_000  # token-level accuracy needs enough tokens for a tight interval
+CLASSIFICATION_SIZES = {"train": 4000, "validation": 1200}
+FAMILY_FRIENDLY_LABELS = ("no", "not mentioned", "yes")  # sorted, as the recipes order label names
+PAIRS_SIZES = {"train": 4000, "validation": 1200}
 PAIRS_VALIDATION_FRACTION = 0.2
 GENERATION_VALIDATION_MRS = 80
 
@@ -217,24 +230,23 @@ def first_occurrences(items: list[dict], key) -> list[dict]:
     return out
 
 
-def labeling_file(sentences: list[dict], total: int) -> tuple[bytes, dict]:
+def labeling_file(sentences: list[dict], total: int, min_words: int = 0) -> tuple[bytes, dict]:
+    """``total`` sentences -- or more, in steps of 100, until they hold at least ``min_words`` words."""
     low, high = LABELING_WORDS
     candidates = first_occurrences([s for s in sentences if low <= len(s["tokens"]) <= high],
                                    key=lambda s: tuple(s["tokens"]))
-    sample, counts = stratified_sample(candidates, total, random.Random(SEED))
+    while True:
+        sample, counts = stratified_sample(candidates, total, random.Random(SEED))
+        words = sum(len(s["tokens"]) for s in sample)
+        if words >= min_words or len(sample) == len(candidates):
+            break
+        total += 100
+    if words < min_words:
+        raise ValueError(f"all {len(candidates)} candidate sentences hold {words} words, fewer than {min_words}")
     records = [{"tokens": s["tokens"], "tags": s["tags"]} for s in sample]
     tags = sorted({t for s in sample for t in s["tags"]})
-    return jsonl(records), {"examples": len(records), "words": sum(len(s["tokens"]) for s in sample),
-                            "genres": counts, "candidates": len(candidates), "labels": tags}
-
-
-def classification_file(sentences: list[dict], total: int) -> tuple[bytes, dict]:
-    candidates = first_occurrences([s for s in sentences if len(s["tokens"]) >= CLASSIFICATION_MIN_WORDS],
-                                   key=lambda s: s["text"])
-    sample, counts = stratified_sample(candidates, total, random.Random(SEED))
-    records = [{"sentence": " ".join(s["tokens"]), "label": s["genre"]} for s in sample]
-    return jsonl(records), {"examples": len(records), "genres": counts, "candidates": len(candidates),
-                            "labels": list(GENRES)}
+    return jsonl(records), {"examples": len(records), "words": words, "genres": counts,
+                            "candidates": len(candidates), "labels": tags}
 
 
 # --------------------------------------------------------------------------- E2E
@@ -326,13 +338,23 @@ def pair_records(mr_ids: list[int], mrs: list[str], refs: list[list[str]], total
                      "available_positive": sum(map(len, positives_by_mr))}
 
 
+def pairs_split(n_mrs: int, rng: random.Random) -> dict[str, list[int]]:
+    """The pairs sample's split of MR ids ``0 .. n_mrs - 1``: shuffled, the first 20 % (rounded) to validation."""
+    ids = list(range(n_mrs))
+    rng.shuffle(ids)
+    n_validation = round(PAIRS_VALIDATION_FRACTION * len(ids))
+    return {"train": sorted(ids[n_validation:]), "validation": sorted(ids[:n_validation])}
+
+
+def generation_validation_mrs(mrs: list[str]) -> set[str]:
+    """The generation sample's held-out MRs, from ``devset.csv``'s distinct MRs in order of first appearance."""
+    return set(random.Random(SEED).sample(mrs, GENERATION_VALIDATION_MRS))
+
+
 def pairs_files(path: Path) -> dict[str, tuple[bytes, dict]]:
     mrs, refs = e2e_mrs(path)
     rng = random.Random(SEED)
-    ids = list(range(len(mrs)))
-    rng.shuffle(ids)
-    n_validation = round(PAIRS_VALIDATION_FRACTION * len(ids))
-    split_ids = {"train": sorted(ids[n_validation:]), "validation": sorted(ids[:n_validation])}
+    split_ids = pairs_split(len(mrs), rng)  # the same generator goes on to build the pairs
     out = {}
     for split in ("train", "validation"):
         records, info = pair_records(split_ids[split], mrs, refs, PAIRS_SIZES[split], rng)
@@ -342,13 +364,55 @@ def pairs_files(path: Path) -> dict[str, tuple[bytes, dict]]:
 
 def generation_files(path: Path) -> dict[str, tuple[bytes, dict]]:
     rows = read_e2e_csv(path)
-    mrs = list(dict.fromkeys(rows["source"]))
-    validation = set(random.Random(SEED).sample(mrs, GENERATION_VALIDATION_MRS))
+    validation = generation_validation_mrs(list(dict.fromkeys(rows["source"])))
     out = {}
     for split, keep in (("train", lambda mr: mr not in validation), ("validation", lambda mr: mr in validation)):
         selected = [(tokenize_like_wikitext(mr), tokenize_like_wikitext(ref))
                     for mr, ref in zip(rows["source"], rows["target"]) if keep(mr)]
         out[split] = (e2e_csv(selected), {"examples": len(selected), "mrs": len({mr for mr, _ in selected})})
+    return out
+
+
+def family_friendly(mr: str) -> str:
+    """The ``familyFriendly[...]`` value of an E2E MR (``yes`` or ``no``), or ``not mentioned`` without the slot."""
+    values = [part.strip()[len("familyFriendly["):-1] for part in mr.split(",")
+              if part.strip().startswith("familyFriendly[") and part.strip().endswith("]")]
+    if len(values) > 1 or values and values[0] not in ("yes", "no"):
+        raise ValueError(f"E2E MR with an unexpected familyFriendly slot: {mr!r}")
+    return values[0] if values else "not mentioned"
+
+
+def classification_files(dev_path: Path, test_path: Path) -> dict[str, tuple[bytes, dict]]:
+    """The familyFriendly task: references of both files, split by MR the way generation and pairs split them."""
+    dev_mrs, _ = e2e_mrs(dev_path)
+    test_mrs, _ = e2e_mrs(test_path)
+    if set(dev_mrs) & set(test_mrs):
+        raise ValueError(f"{dev_path} and {test_path} share MRs: the split by MR would be ambiguous")
+    dev_set = set(dev_mrs)
+    held_out = generation_validation_mrs(dev_mrs)
+    held_out |= {test_mrs[i] for i in pairs_split(len(test_mrs), random.Random(SEED))["validation"]}
+    mrs_of = {}  # tokenized text -> its MRs, texts in file order (devset, then testset)
+    for path in (dev_path, test_path):
+        rows = read_e2e_csv(path)
+        for mr, ref in zip(rows["source"], rows["target"]):
+            mrs_of.setdefault(tokenize_like_wikitext(ref), []).append(mr)
+    pools = {"train": [], "validation": []}
+    for text, mrs in mrs_of.items():
+        if len(set(mrs)) == 1:  # a text under two MRs has no single label
+            pools["validation" if mrs[0] in held_out else "train"].append((text, mrs[0]))
+    out = {}
+    for split in ("train", "validation"):
+        sample = random.Random(SEED).sample(pools[split], CLASSIFICATION_SIZES[split])  # random order: shuffled
+        records = [{"sentence": text, "label": family_friendly(mr)} for text, mr in sample]
+        counts = collections.Counter(r["label"] for r in records)
+        out[split] = (jsonl(records), {
+            "examples": len(records), "mrs": len({mr for _, mr in sample}),
+            "candidates": len(pools[split]), "candidate_mrs": len({mr for _, mr in pools[split]}),
+            "dropped_ambiguous": sum(len(set(mrs)) > 1 for mrs in mrs_of.values()),
+            "label_counts": {label: counts[label] for label in FAMILY_FRIENDLY_LABELS},
+            "majority_share": round(max(counts.values()) / len(records), 4),
+            "from_devset": sum(mr in dev_set for _, mr in sample),
+            "labels": list(FAMILY_FRIENDLY_LABELS)})
     return out
 
 
@@ -382,10 +446,10 @@ def readme(info: dict) -> str:
          "sentences"),
         ("labeling.validation.jsonl", "sequence labeling (UPOS)", "UD EWT `en_ewt-ud-dev.conllu`", "examples",
          "sentences"),
-        ("classification.train.jsonl", "classification (genre)", "UD EWT `en_ewt-ud-train.conllu`", "examples",
-         "sentences"),
-        ("classification.validation.jsonl", "classification (genre)", "UD EWT `en_ewt-ud-dev.conllu`", "examples",
-         "sentences"),
+        ("classification.train.jsonl", "classification (familyFriendly)",
+         "E2E `devset.csv` + `testset_w_refs.csv`", "examples", "references"),
+        ("classification.validation.jsonl", "classification (familyFriendly)",
+         "E2E `devset.csv` + `testset_w_refs.csv`", "examples", "references"),
         ("pairs.train.jsonl", "sentence pairs (paraphrase)", "E2E `testset_w_refs.csv`", "examples", "pairs"),
         ("pairs.validation.jsonl", "sentence pairs (paraphrase)", "E2E `testset_w_refs.csv`", "examples", "pairs"),
         ("generation.train.csv", "generation (data-to-text)", "E2E `devset.csv`", "examples", "rows"),
@@ -400,11 +464,18 @@ def readme(info: dict) -> str:
     ct, cv = info["corpus.train.txt"], info["corpus.validation.txt"]
     pt, pv = info["pairs.train.jsonl"], info["pairs.validation.jsonl"]
     gt, gv = info["generation.train.csv"], info["generation.validation.csv"]
+    kt, kv = info["classification.train.jsonl"], info["classification.validation.jsonl"]
+
+    def distribution(c):
+        return ", ".join(f"`{label}` {count:,} ({count / c['examples']:.1%})"
+                         for label, count in c["label_counts"].items())
+
+    majority = max(kv["label_counts"], key=kv["label_counts"].get)
     return f"""# Data samples for `hf-lineage lineage`
 
 Small samples of three public datasets whose licenses allow redistribution, embedded so that `hf-lineage lineage`
 runs without network access: a pretraining corpus (WikiText-2) and one data set for each of the four task types
-(UD English EWT for sequence labeling and classification, E2E NLG for sentence pairs and generation).
+(UD English EWT for sequence labeling, E2E NLG for classification, sentence pairs and generation).
 
 They are written by `scripts/make_lineage_samples.py` (deterministic, seeded: re-running it reproduces every file
 byte for byte; its docstring gives the exact procedure) from unchanged copies of the source files.
@@ -433,7 +504,7 @@ articles, sentences and rows, and re-formatting into JSON lines / CSV, as descri
 - Citation: Stephen Merity, Caiming Xiong, James Bradbury and Richard Socher. 2016. *Pointer Sentinel Mixture
   Models*. arXiv:1609.07843.
 
-## UD English EWT: `labeling.*.jsonl`, `classification.*.jsonl`
+## UD English EWT: `labeling.*.jsonl`
 
 - Source: {SOURCES["ewt"]}, UniversalDependencies/UD_English-EWT commit
   15d613d8447b3478787d4c278730a1e48a945efb (May 2025), files `en_ewt-ud-train.conllu` and `en_ewt-ud-dev.conllu`.
@@ -446,25 +517,42 @@ articles, sentences and rows, and re-formatting into JSON lines / CSV, as descri
   {n("labeling.train.jsonl", "words")} words; validation {n("labeling.validation.jsonl")} sentences
   ({genres("labeling.validation.jsonl")}), {n("labeling.validation.jsonl", "words")} words.
   Labels: {len(upos)} UPOS tags ({", ".join(upos)}). Metric: token accuracy.
-- `classification.*.jsonl` — genre classification, one `{{"sentence": ..., "label": ...}}` per line: the
-  sentence's words (FORM, UD's tokenization) joined by spaces, and its genre (answers, email, newsgroup, reviews,
-  weblog: the `# sent_id` prefix).
-  Sentences of at least 6 words (a repeated text counted once), equal counts per genre, sampled with seed 0,
-  shuffled. Train {n("classification.train.jsonl")} ({genres("classification.train.jsonl")}); validation
-  {n("classification.validation.jsonl")} ({genres("classification.validation.jsonl")}). Metric: accuracy.
+  The validation file must hold at least {LABELING_MIN_VALIDATION_WORDS:,} words (a tight interval on token
+  accuracy): 1,000 sentences do; the script would take more otherwise.
 - License: Creative Commons Attribution-ShareAlike 4.0 International (CC BY-SA 4.0), {CC_BY_SA_4_URL}.
-- Why tokenized: the pretraining corpus (WikiText) is tokenized text, so the word-level families (NNLM, word2vec)
-  know `riverside` and `,` but not `riverside,`; the task samples are given in the same form.
+- Earlier versions also held a genre classification task built from EWT (the `# sent_id` prefix: answers, email,
+  newsgroup, reviews, weblog); it was replaced by the E2E familyFriendly task below because every model stayed
+  near the majority baseline on it.
 - Citations: Natalia Silveira, Timothy Dozat, Marie-Catherine de Marneffe, Samuel Bowman, Miriam Connor, John Bauer
   and Christopher D. Manning. 2014. *A Gold Standard Dependency Corpus for English*. In Proceedings of LREC 2014.
   And Universal Dependencies: Marie-Catherine de Marneffe, Christopher D. Manning, Joakim Nivre and Daniel Zeman.
   2021. *Universal Dependencies*. Computational Linguistics 47(2): 255–308; https://universaldependencies.org/.
 
-## E2E NLG: `pairs.*.jsonl`, `generation.*.csv`
+## E2E NLG: `classification.*.jsonl`, `pairs.*.jsonl`, `generation.*.csv`
 
 - Source: {SOURCES["e2e"]}, tuetschek/e2e-dataset commit ab0d967dd5729ce455ef14ba9ffafc456a335264, files
-  `testset_w_refs.csv` (pairs) and `devset.csv` (generation). Each row is a meaning representation (MR, e.g.
-  `name[Alimentum], area[city centre], familyFriendly[no]`) and one crowd-sourced reference text.
+  `testset_w_refs.csv` (pairs, classification) and `devset.csv` (generation, classification). Each row is a meaning
+  representation (MR, e.g. `name[Alimentum], area[city centre], familyFriendly[no]`) and one crowd-sourced reference
+  text. E2E's training set (`trainset.csv`) is not used: it is not among the shared copies.
+- `classification.*.jsonl` — reading the `familyFriendly` slot back from a human reference, one
+  `{{"sentence": ..., "label": ...}}` per line: a reference text, tokenized like WikiText, and its MR's
+  `familyFriendly` value, `yes` or `no`, or `not mentioned` when the MR has no `familyFriendly` slot (E2E
+  references sometimes leave out a slot of their MR, so some `yes` / `no` labels are noisy). It replaces a genre
+  classification task built from UD EWT, on which every model stayed near the majority baseline.
+  Rows are drawn from both files with the split the other two E2E samples made, by MR: validation takes the
+  references of the generation sample's {gv["mrs"]} validation MRs (`devset.csv`) and of the pairs sample's
+  {pv["mrs"]} validation MRs (`testset_w_refs.csv`), train the references of every other MR, so no MR is in both
+  files and no text of an E2E validation file is in an E2E training file. A text that occurs under two different
+  MRs is dropped ({kt["dropped_ambiguous"]} texts: no single label); a text repeated under one MR counts once.
+  Each file is a uniform sample (seed 0, in random order, so the first N lines are a fair sub-sample) of its
+  candidates ({kt["candidates"]:,} train, {kv["candidates"]:,} validation), with the natural class distribution
+  (no class subsampled).
+  Train {kt["examples"]:,} references of {kt["mrs"]:,} MRs ({kt["from_devset"]:,} from `devset.csv`):
+  {distribution(kt)}.
+  Validation {kv["examples"]:,} references of {kv["mrs"]:,} MRs ({kv["from_devset"]:,} from `devset.csv`):
+  {distribution(kv)}.
+  Majority-class share of validation: {kv["majority_share"]:.3f} (`{majority}`). Labels: `no`, `not mentioned`,
+  `yes`. Metric: accuracy.
 - `pairs.*.jsonl` — paraphrase detection built from `testset_w_refs.csv`, one
   `{{"sentence1", "sentence2", "label", "mr_ids"}}` per line (`mr_ids`: the two sentences' MRs, numbered by first
   appearance in the source file; the recipes ignore it). The source's distinct MRs are split 80/20 (seed 0) into
@@ -478,9 +566,13 @@ articles, sentences and rows, and re-formatting into JSON lines / CSV, as descri
 - `generation.*.csv` — data-to-text, the original `mr,ref` CSV format (one row per reference; rows of an MR are
   adjacent, in the source's order; MR and reference tokenized like WikiText, e.g.
   `name [ Alimentum ] , area [ city centre ]`). `devset.csv`'s distinct MRs are split (seed 0): validation
-  {gv["mrs"]} MRs with all their references ({gv["examples"]:,} rows), train the other {gt["mrs"]} MRs ({gt["examples"]:,} rows).
-  (The E2E training set is not used.) Metric: BLEU, with all references of an MR.
+  {gv["mrs"]} MRs with all their references ({gv["examples"]:,} rows), train the other {gt["mrs"]} MRs
+  ({gt["examples"]:,} rows).
+  Metric: BLEU, with all references of an MR.
 - License: Creative Commons Attribution-ShareAlike 4.0 International (CC BY-SA 4.0), {CC_BY_SA_4_URL}.
+- Why tokenized: the pretraining corpus (WikiText) is tokenized text, so the word-level families (NNLM, word2vec)
+  know `riverside` and `,` but not `riverside,`; the task samples are given in the same form (EWT's words are
+  UD's tokens, already split this way).
 - Citation: Jekaterina Novikova, Ondřej Dušek and Verena Rieser. 2017. *The E2E Dataset: New Challenges For
   End-to-End Generation*. In Proceedings of the 18th Annual SIGdial Meeting on Discourse and Dialogue. arXiv:1706.09254.
 """
@@ -497,11 +589,14 @@ def build(data_dir: Path) -> dict[str, bytes]:
         info[f"corpus.{split}.txt"] = dict(counts, source=f"wikitext-2/{name}")
     for split, name in EWT_FILES.items():
         sentences = ewt_sentences(data_dir / "ud_english_ewt" / name)
-        for prefix, make, sizes in (("labeling", labeling_file, LABELING_SIZES),
-                                    ("classification", classification_file, CLASSIFICATION_SIZES)):
-            data, counts = make(sentences, sizes[split])
-            files[f"{prefix}.{split}.jsonl"] = data
-            info[f"{prefix}.{split}.jsonl"] = dict(counts, source=f"ud_english_ewt/{name}")
+        data, counts = labeling_file(sentences, LABELING_SIZES[split],
+                                     LABELING_MIN_VALIDATION_WORDS if split == "validation" else 0)
+        files[f"labeling.{split}.jsonl"] = data
+        info[f"labeling.{split}.jsonl"] = dict(counts, source=f"ud_english_ewt/{name}")
+    e2e = data_dir / "e2e_nlg"
+    for split, (data, counts) in classification_files(e2e / "devset.csv", e2e / "testset_w_refs.csv").items():
+        files[f"classification.{split}.jsonl"] = data
+        info[f"classification.{split}.jsonl"] = dict(counts, source="e2e_nlg/devset.csv + e2e_nlg/testset_w_refs.csv")
     for split, (data, counts) in pairs_files(data_dir / "e2e_nlg" / "testset_w_refs.csv").items():
         files[f"pairs.{split}.jsonl"] = data
         info[f"pairs.{split}.jsonl"] = dict(counts, source="e2e_nlg/testset_w_refs.csv")
@@ -522,8 +617,12 @@ def build(data_dir: Path) -> dict[str, bytes]:
             prefix, split = name.split(".")[:2]
             task = next(t for t, (p, _) in TASKS.items() if p == prefix)
             entry.update(task=task, split=split, examples=info[name]["examples"], license=CC_BY_SA_4)
+            if "words" in info[name]:
+                entry["words"] = info[name]["words"]
             if "mrs" in info[name]:
                 entry["mrs"] = info[name]["mrs"]
+            if "label_counts" in info[name]:
+                entry.update(label_counts=info[name]["label_counts"], majority_share=info[name]["majority_share"])
         entry.update(source=info[name]["source"], sha256=sha256(data))
         manifest["files"][name] = entry
     for task, (prefix, metric) in TASKS.items():
@@ -557,6 +656,11 @@ def main(argv=None) -> int:
         (args.output_dir / name).write_bytes(data)
     total = sum(map(len, files.values()))
     print(f"wrote {len(files)} files, {total:,} bytes, to {args.output_dir}")
+    for name, entry in json.loads(files["manifest.json"])["files"].items():
+        counts = ", ".join(f"{key} {entry[key]:,}" for key in ("lines", "examples", "words", "mrs") if key in entry)
+        if "label_counts" in entry:
+            counts += f"; labels {entry['label_counts']}, majority share {entry['majority_share']:.3f}"
+        print(f"  {name}: {counts}")
     return 0
 
 

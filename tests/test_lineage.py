@@ -18,8 +18,10 @@ from hf_lineage.lineage import experiment
 
 FAMILIES = ["nnlm", "word2vec", "elmo", "gpt", "bert"]
 TASKS = ["labeling", "classification", "pairs", "generation"]
-# Minimal: a few thousand corpus words per family, 48 labelled examples per task, one epoch.
-MINIMAL = ["--budget-words", "6000", "--task-train", "48", "--task-validation", "24", "--finetune-epochs", "1"]
+# Minimal: a few thousand corpus words per family, 48 labelled examples per task (16 for the learning curves' other
+# point), at most two epochs.
+MINIMAL = ["--budget-words", "6000", "--task-train", "48", "--task-validation", "24", "--finetune-epochs", "2",
+           "--curve-sizes", "16"]
 # A barely trained model often ends every output at once (end of sequence first): generation would then never take
 # a second step, and a broken cache (transformers 5.24's rename) would pass unnoticed. The minimal run makes every
 # generation stage decode at least this many tokens.
@@ -64,31 +66,48 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
             assert abs(stage["words_seen"] - 6000) <= stage["words_seen"] / stage["steps"]
             assert math.isfinite(stage["final_train_loss"]) and stage["curve"]
             assert math.isfinite(stage["validation"]["perplexity"])
-    cells = {(c["family"], c["task"], c["variant"]): c for c in results["finetuning"]}
-    # Understanding tasks: frozen, fine-tuned and from scratch for every family; generation: each family's own way.
-    assert len(cells) == len(FAMILIES) * (3 * 3 + 1)
-    for (family, task, variant), cell in cells.items():
+    cells = {(c["family"], c["task"], c["variant"], c["train_size"]): c for c in results["finetuning"]}
+    # Understanding tasks: the main variant and from scratch at 48 examples; the learning-curve tasks (labeling,
+    # classification) both again at 16; generation: each family's own way.
+    assert len(cells) == len(FAMILIES) * (3 * 2 + 2 * 2 + 1)
+    for (family, task, variant, size), cell in cells.items():
         assert cell["status"] == "ok", (family, task, variant, cell["error"])
         assert 0 <= cell["score"] <= (100 if task == "generation" else 1)
-        assert cell["main"] == (variant == (experiment.MAIN_VARIANT[family] if task != "generation"
-                                            else experiment.GENERATION_VARIANT[family]))
-        assert cell["train_examples"] == results["tasks"][task]["train_examples"]
+        low, high = cell["interval"]
+        assert low <= cell["score"] <= high or task == "generation"  # a bootstrap interval around the score
+        assert cell["main"] == (size == 48 and variant == (
+            experiment.MAIN_VARIANT[family] if task != "generation" else experiment.GENERATION_VARIANT[family]))
+        assert 1 <= max(cell["epochs_run"]) <= 2 and cell["dev_score"][0] is not None  # early stopping on dev
+        if size == 48:
+            assert cell["train_examples"] == results["tasks"][task]["train_examples"]
+        else:
+            assert cell["train_examples"] == results["tasks"][task]["subsets"]["16"]["examples"] < 48
         if task == "generation":  # every output went through several decoding steps, the cache carried along
-            assert cell["metrics"]["eval_gen_len"] >= MIN_NEW_TOKENS, (family, cell["metrics"])
+            assert cell["mean_words"] >= 1, (family, cell)
     for task, info in results["tasks"].items():
-        # The first 48 examples, plus one for each label the validation subset has and they lack (labeling: rare
-        # tags such as X and SYM); generation's validation is cut back to whole meaning representations.
+        # The first 48 examples, plus one for each label the validation subset or the dev split has and they lack
+        # (labeling: rare tags such as X and SYM); generation's validation is cut back to whole meaning
+        # representations. The dev split is carved from the end of the training file.
         assert info["train_examples"] == 48 + info["added_for_labels"]
-        assert info["validation_examples"] <= 24
-    assert {c["id"] for c in results["claims"]} == {"understanding_order", "bidirectional", "pretraining_helps"}
+        assert info["validation_examples"] <= 24 and info["dev_examples"] > 0
+    # Baselines on the same split, scored like the models.
+    names = {task: [b["name"] for b in rows] for task, rows in results["baselines"].items()}
+    assert names["labeling"] == ["majority tag", "most frequent tag per word"]
+    assert names["classification"] == names["pairs"] == ["majority class", "bag-of-words logistic regression"]
+    assert names["generation"] == ["nearest-MR retrieval"]
+    assert all(0 <= b["score"] <= 100 and b["interval"] for rows in results["baselines"].values() for b in rows)
+    assert {c["id"] for c in results["claims"]} == {"understanding_order", "bidirectional", "pretraining_helps",
+                                                    "beats_baselines", "little_data"}
     assert all(c["verdict"] in ("confirmed", "not confirmed", "inconclusive") for c in results["claims"])
     assert results["tasks"]["labeling"]["validation_units"] > results["tasks"]["labeling"]["validation_examples"]
+    assert set(results["time_split"]) == {"task data and baselines", "pretraining", "fine-tuning",
+                                          "scores, claims and report"}
 
 
 def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(full_run):
     out, _, results = full_run
     report = (out / "report.md").read_text()
-    for plot in ("pretraining_curves.png", "downstream_scores.png", "frozen_vs_finetuned.png"):
+    for plot in ("pretraining_curves.png", "downstream_scores.png", "frozen_vs_finetuned.png", "learning_curves.png"):
         assert plot in results["plots"] and (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({plot})" in report
     main_table = report.split("## Downstream scores")[1].split("\n## ")[0]
@@ -163,7 +182,7 @@ def test_the_budget_in_seconds_reaches_every_trainer(tmp_path, monkeypatch):
         (folder / "train_results.json").write_text(json.dumps({"train_runtime": 0.5, "epochs": 1, "raw_words": 10}))
 
     monkeypatch.setattr("hf_lineage.pretrain.pretrain", fake_pretrain)
-    monkeypatch.setattr(experiment, "pretraining_result", lambda *a: {})
+    monkeypatch.setattr("hf_lineage.lineage.pretraining.pretraining_result", lambda *a: {})
     args = experiment.LineageArguments(output_dir=str(tmp_path), budget_seconds=7.0)
     corpus = {"train": ["c.txt"], "validation": [], "train_words": 1000}
     experiment.pretrain_family("gpt", experiment.SCALES["tiny"], args, corpus, tmp_path / "gpt")
@@ -182,7 +201,7 @@ def test_two_processes_under_accelerate_launch_run_every_stage_together(tmp_path
                 "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
                 "--main_process_port", "29541", "-m", "hf_lineage.lineage"]
     args = ["--output-dir", str(out), "--families", "word2vec", "bert", "--tasks", "classification", "generation",
-            "--variants", "finetuned", *MINIMAL]
+            "--variants", "finetuned", *MINIMAL, "--curve-sizes"]  # no learning curves here
     env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     run = subprocess.run(launcher + args, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -1,7 +1,8 @@
 """The data samples embedded for `hf-lineage lineage` (hf_lineage/lineage/samples/, written by
 scripts/make_lineage_samples.py): the manifest matches the files, the recipes' readers read every task file into the
-task's columns with labels the recipes accept, splits do not share MRs, labels are balanced, and — with the shared
-data present — the samples agree with their sources and the script reproduces them byte for byte.
+task's columns with labels the recipes accept, splits do not share MRs, labels are balanced (pairs) or not dominated by
+one class (classification), and — with the shared data present — the samples agree with their sources (every
+classification label is the familyFriendly value of the reference's MR) and the script reproduces them byte for byte.
 """
 
 import collections
@@ -9,6 +10,7 @@ import csv
 import hashlib
 import importlib.util
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +24,9 @@ from conftest import REPO, SHARED_DATA
 SAMPLES = Path(str(resources.files("hf_lineage.lineage") / "samples"))
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text(encoding="utf-8"))
 GENRES = ["answers", "email", "newsgroup", "reviews", "weblog"]
+FAMILY_FRIENDLY = ["no", "not mentioned", "yes"]
+SIZES = {  # task file prefix -> examples in train, validation
+    "labeling": (4000, 1000), "classification": (4000, 1200), "pairs": (4000, 1200)}
 needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
 
 TASK_COLUMNS = {
@@ -65,13 +70,20 @@ def test_manifest_lists_every_file_with_its_hash_and_counts():
             assert entry["lines"] == text.count("\n") and text.endswith("\n")
             assert entry["words"] == len(text.split())
         elif name.endswith(".jsonl"):
-            assert entry["examples"] == len(_jsonl(name))
+            records = _jsonl(name)
+            assert entry["examples"] == len(records)
+            if name.startswith("labeling."):
+                assert entry["words"] == sum(len(r["tokens"]) for r in records)
+            if name.startswith("classification."):
+                counts = collections.Counter(r["label"] for r in records)
+                assert entry["label_counts"] == {label: counts[label] for label in FAMILY_FRIENDLY}
+                assert entry["majority_share"] == round(max(counts.values()) / len(records), 4)
         else:
             rows = _csv_rows(name)
             assert entry["examples"] == len(rows) and entry["mrs"] == len({r["mr"] for r in rows})
     assert 500_000 < MANIFEST["files"]["corpus.train.txt"]["words"] < 700_000
     assert 30_000 < MANIFEST["files"]["corpus.validation.txt"]["words"] < 50_000
-    assert sum(p.stat().st_size for p in SAMPLES.iterdir()) < 8_000_000
+    assert sum(p.stat().st_size for p in SAMPLES.iterdir()) < 10_000_000  # a wheel-sized package (~8.7 MB now)
 
     assert set(MANIFEST["tasks"]) == set(TASK_COLUMNS)
     for task, entry in MANIFEST["tasks"].items():
@@ -80,7 +92,7 @@ def test_manifest_lists_every_file_with_its_hash_and_counts():
             assert MANIFEST["files"][entry[split]]["split"] == split
         assert entry["metric"] == ("bleu" if task == "generation" else "accuracy")
         assert ("labels" in entry) == (task != "generation")
-    assert MANIFEST["tasks"]["classification"]["labels"] == GENRES
+    assert MANIFEST["tasks"]["classification"]["labels"] == FAMILY_FRIENDLY
     assert MANIFEST["tasks"]["sentence_pairs"]["labels"] == ["different", "paraphrase"]
     assert {"NOUN", "VERB", "PUNCT", "ADP"} <= set(MANIFEST["tasks"]["sequence_labeling"]["labels"])
 
@@ -138,11 +150,16 @@ def test_pairs_and_generation_splits_share_no_meaning_representation():
         assert len(runs) == len(set(runs))
 
 
-def test_labels_are_balanced_and_shuffled():
-    for split, total in (("train", 3000), ("validation", 600)):
-        genres = [r["label"] for r in _jsonl(f"classification.{split}.jsonl")]
-        assert collections.Counter(genres) == {g: total // 5 for g in GENRES}
-        assert set(genres[:50]) == set(GENRES)  # shuffled: the head already mixes the genres
+def test_sizes_leave_room_for_a_dev_split_and_learning_curves():
+    for prefix, sizes in SIZES.items():
+        for split, total in zip(("train", "validation"), sizes):
+            assert len(_jsonl(f"{prefix}.{split}.jsonl")) == total, (prefix, split)
+    # Token accuracy is measured over tokens: the validation file holds at least 10,000.
+    assert sum(len(r["tokens"]) for r in _jsonl("labeling.validation.jsonl")) >= 10_000
+
+
+def test_pair_labels_are_balanced_and_shuffled():
+    for split, total in zip(("train", "validation"), SIZES["pairs"]):
         pairs = _jsonl(f"pairs.{split}.jsonl")
         labels = [r["label"] for r in pairs]
         assert collections.Counter(labels) == {"paraphrase": total // 2, "different": total // 2}
@@ -152,7 +169,23 @@ def test_labels_are_balanced_and_shuffled():
         assert len(set(keys)) == len(keys) and all(len(k) == 2 for k in keys)
         for r in pairs:
             assert (r["label"] == "paraphrase") == (r["mr_ids"][0] == r["mr_ids"][1])
-        assert len(_jsonl(f"labeling.{split}.jsonl")) == total
+
+
+def test_classification_labels_are_not_dominated_by_one_class_and_are_shuffled():
+    texts = {}
+    for split in ("train", "validation"):
+        records = _jsonl(f"classification.{split}.jsonl")
+        assert all(set(r) == {"sentence", "label"} and r["sentence"] for r in records)
+        labels = [r["label"] for r in records]
+        counts = collections.Counter(labels)
+        assert set(counts) == set(FAMILY_FRIENDLY) and min(counts.values()) / len(labels) > 0.1
+        assert max(counts.values()) / len(labels) < 0.65  # the majority baseline stays well below 0.9
+        for head in (labels[:100], labels[:1000]):  # shuffled: any head is near the file's distribution
+            assert set(head) == set(FAMILY_FRIENDLY)
+            assert abs(head.count("yes") / len(head) - counts["yes"] / len(labels)) < 0.15
+        texts[split] = [r["sentence"] for r in records]
+        assert len(set(texts[split])) == len(texts[split])  # every reference text once
+    assert set(texts["train"]).isdisjoint(texts["validation"])
 
 
 # --------------------------------------------------------------------------- against the sources
@@ -179,18 +212,15 @@ def _ewt_sentences(path):
 def test_ewt_samples_are_stratified_over_the_genres():
     for split, source in (("train", "en_ewt-ud-train.conllu"), ("validation", "en_ewt-ud-dev.conllu")):
         sentences = _ewt_sentences(SHARED_DATA / "ud_english_ewt" / source)
-        genre_of, text_of = {}, collections.defaultdict(set)
+        genre_of = {}
         for genre, text, forms in sentences:
             genre_of.setdefault(forms, genre)  # a repeated sentence counts where it first occurs
-            text_of[" ".join(forms)].add((genre, len(forms)))  # classification gives the words, space-joined
         counts = collections.Counter()
         for record in _jsonl(f"labeling.{split}.jsonl"):
             counts[genre_of[tuple(record["tokens"])]] += 1  # KeyError: not a source sentence
             assert 3 <= len(record["tokens"]) <= 60
         total = len(_jsonl(f"labeling.{split}.jsonl"))
         assert counts == {g: total // 5 for g in GENRES}
-        for record in _jsonl(f"classification.{split}.jsonl"):
-            assert any(genre == record["label"] and words >= 6 for genre, words in text_of[record["sentence"]])
 
 
 @needs_data
@@ -214,6 +244,49 @@ def test_pairs_come_from_the_e2e_references_as_labelled():
                 assert i != j and name(mrs[i]) == name(mrs[j])
                 assert set(map(str.strip, mrs[i].split(","))) != set(map(str.strip, mrs[j].split(",")))
     assert len(mrs) == 630
+
+
+def _e2e_rows(name):
+    with open(SHARED_DATA / "e2e_nlg" / name, encoding="utf-8", newline="") as f:
+        return [(r["mr"], r["ref"]) for r in csv.DictReader(f)]
+
+
+def _family_friendly(mr):
+    """A plain reading of an MR's familyFriendly slot, independent of the script."""
+    found = re.findall(r"familyFriendly\[([^\]]*)\]", mr)
+    assert len(found) <= 1 and set(found) <= {"yes", "no"}, mr
+    return found[0] if found else "not mentioned"
+
+
+@needs_data
+def test_classification_labels_are_the_familyfriendly_slot_of_the_reference_mr():
+    tokenize = _script().tokenize_like_wikitext
+    mrs_of = collections.defaultdict(set)  # tokenized reference -> its MRs (devset and testset share none)
+    dev, test = _e2e_rows("devset.csv"), _e2e_rows("testset_w_refs.csv")
+    assert not {mr for mr, _ in dev} & {mr for mr, _ in test}
+    for mr, ref in dev + test:
+        mrs_of[tokenize(ref)].add(mr)
+    split_mrs = {}
+    for split in ("train", "validation"):
+        labels = collections.Counter()
+        split_mrs[split] = set()
+        for record in _jsonl(f"classification.{split}.jsonl"):
+            (mr,) = mrs_of[record["sentence"]]  # a reference of exactly one source MR
+            assert record["label"] == _family_friendly(mr), record
+            labels[record["label"]] += 1
+            split_mrs[split].add(mr)
+        assert labels == MANIFEST["files"][f"classification.{split}.jsonl"]["label_counts"]
+    # Split by MR, not by row: no MR gives references to both files.
+    assert split_mrs["train"].isdisjoint(split_mrs["validation"])
+    assert len(split_mrs["train"]) > 500 and len(split_mrs["validation"]) > 100
+    # And consistent with the other E2E samples: no MR of an E2E validation file gives text to an E2E training file.
+    test_mrs = list(dict.fromkeys(mr for mr, _ in test))
+    e2e_mrs = {}  # split -> tokenized MRs of the generation and pairs files
+    for split in ("train", "validation"):
+        e2e_mrs[split] = {r["mr"] for r in _csv_rows(f"generation.{split}.csv")}  # already tokenized
+        e2e_mrs[split] |= {tokenize(test_mrs[i]) for r in _jsonl(f"pairs.{split}.jsonl") for i in r["mr_ids"]}
+    assert e2e_mrs["validation"].isdisjoint(tokenize(mr) for mr in split_mrs["train"])
+    assert e2e_mrs["train"].isdisjoint(tokenize(mr) for mr in split_mrs["validation"])
 
 
 @needs_data

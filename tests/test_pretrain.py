@@ -20,8 +20,8 @@ WIKITEXT = SHARED_DATA / "wikitext-2"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """The first articles of WikiText-2 (train) and of its validation split, and a WordPiece tokenizer fixed once
-    (tokenizer training is not reproducible across processes, so runs compared bit for bit must share it)."""
+    """The first articles of WikiText-2 (train) and of its validation split, and a WordPiece tokenizer trained once
+    for all the runs (training it again in each would give the same tokenizer, only slower)."""
     root = tmp_path_factory.mktemp("corpus")
     train, valid = root / "train.txt", root / "valid.txt"
     train.write_text((WIKITEXT / "wiki.train.tokens").read_text(encoding="utf-8")[:60_000], encoding="utf-8")

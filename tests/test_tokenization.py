@@ -1,4 +1,7 @@
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import transformers
@@ -264,3 +267,42 @@ def test_bad_input_raises(train, corpus_file, tmp_path):
         train([])
     with pytest.raises(ValueError, match="single string"):
         train(iterator="the cat sat")
+
+
+# ------------------------------------------------------------------------------------------------ reproducibility
+
+_TRAIN_AND_DUMP = """
+import json
+import sys
+
+from hf_lineage.tokenization import train_bpe_tokenizer, train_wordpiece_tokenizer
+
+path = sys.argv[1]
+lines = open(path, encoding="utf-8").read().splitlines()
+for tok in [
+    train_wordpiece_tokenizer([path], vocab_size=300, min_frequency=1),
+    train_wordpiece_tokenizer([path], vocab_size=75, min_frequency=1),  # limit_alphabet (35) cuts among tied chars
+    train_wordpiece_tokenizer(iterator=[lines[:20], lines[20:]], vocab_size=200, min_frequency=1, lowercase=False),
+    train_bpe_tokenizer([path], vocab_size=400, min_frequency=1),
+    train_bpe_tokenizer([path], vocab_size=200, min_frequency=1, byte_level=False),
+    train_bpe_tokenizer(iterator=lines, vocab_size=75, min_frequency=1, byte_level=False, lowercase=True),  # same
+]:
+    print(json.dumps(json.loads(tok.backend_tokenizer.to_str())))  # ASCII: one line each
+"""
+
+
+def test_trainers_are_reproducible_across_processes(corpus_file):
+    """Same corpus, same settings: the same tokenizer.json, whatever the process's hash seeds or thread count
+    (`tokenizers` seeds its hash maps at random in every process)."""
+    runs = [subprocess.Popen([sys.executable, "-c", _TRAIN_AND_DUMP, str(corpus_file)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "RAYON_NUM_THREADS": threads, "TOKENIZERS_PARALLELISM": "true"})
+            for threads in ("1", "2")]
+    outputs = []
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        outputs.append(out.strip().split("\n"))
+    assert len(outputs[0]) == 6
+    for i, (first, second) in enumerate(zip(*outputs)):
+        assert json.loads(first) == json.loads(second), f"tokenizer {i} differs between the two processes"

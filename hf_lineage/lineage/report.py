@@ -38,6 +38,8 @@ FAMILY_COLORS = {"nnlm": "tab:brown", "word2vec": "tab:olive", "elmo": "tab:gree
                  "bert": "tab:red"}
 VARIANT_COLORS = {"frozen": "tab:gray", "finetuned": "tab:blue", "scratch": "tab:orange"}
 PLOT_CAPTIONS = {
+    "learning_curves.png": "Learning curves: score against labelled training examples, pretrained (solid) vs from "
+                           "scratch (dashed), with 95 % bootstrap bands; dotted lines are the baselines.",
     "pretraining_curves.png": "Pretraining: training loss against words seen, one panel per family (the objectives "
                               "differ, so the losses are not on one scale); dots: validation loss.",
     "downstream_scores.png": "Downstream scores per task, each family used as its paper uses it (the main table).",
@@ -46,7 +48,11 @@ PLOT_CAPTIONS = {
 }
 
 NOISE_RULE = (
-    "Two scores are compared with a noise band: for a metric that is an accuracy over n validation units (words "
+    "Two scores are compared on the same validation units: the paired bootstrap (1,000 resamples of the units — "
+    "sentences for labeling — scoring both systems on each) gives a 95 % interval of the difference, and with "
+    "several seeds each seed's difference is computed too. A claimed a < b holds when the interval lies above 0 and "
+    "every seed agrees; it is reversed in the mirror case, and within noise otherwise. (Results without per-unit "
+    "predictions, e.g. written by hand, fall back to a noise band: for a metric that is an accuracy over n validation units (words "
     "for labeling, examples otherwise), margin = 1.96 · sqrt(p(1 − p) · 2 / n) with p = (a + b) / 2 — two independent "
     "binomial proportions, normal approximation, about 95 %. A claimed a < b holds when b − a > margin, is reversed "
     "when a − b > margin, and is within noise otherwise. A metric that is not an accuracy gets margin 0 (no noise "
@@ -78,6 +84,22 @@ CLAIMS = {
         "for more than half of the pairs and is reversed for none. Not confirmed: reversed for more than half. "
         "Inconclusive: anything else. ",
     ),
+    "beats_baselines": (
+        "Every family learns each understanding task beyond what counting gets.",
+        "For every family and understanding task: the family's best cell at the main table's labelled-set size "
+        "against the strongest counting baseline computed on the same split (majority class; for labeling, the most "
+        "frequent tag per word). Confirmed: every family holds on every task. Not confirmed: some family is "
+        "reversed on some task. Inconclusive: anything else. The bag-of-words logistic regression is shown beside "
+        "it, but is a trained model, not a trivial baseline. ",
+    ),
+    "little_data": (
+        "Pretraining helps most when labelled data is scarce.",
+        "On the learning-curve tasks, for every family with a pretrained and a from-scratch curve: the gain "
+        "(pretrained − scratch) at the smallest labelled-set size against the gain at the largest. Confirmed: the "
+        "gain at the smallest size holds (pretrained > scratch there) and is larger than at the largest size for "
+        "more than half of the families and tasks. Not confirmed: the pretrained curve is below scratch at the "
+        "smallest size for more than half. Inconclusive: anything else. ",
+    ),
 }
 
 
@@ -103,7 +125,10 @@ def _check_results(results, keys):
 def _cells(results):
     """Index the fine-tuning cells: ``{(family, task, variant): cell}`` and ``{(family, task): main cell}``."""
     by_variant, main = {}, {}
+    main_size = results.get("main_train_size")
     for cell in results.get("finetuning") or []:
+        if main_size is not None and cell.get("train_size", main_size) != main_size:
+            continue  # a learning-curve cell
         for key in ("family", "task", "variant"):
             if key not in cell:
                 raise ValueError(f"a results['finetuning'] entry has no {key!r}: {cell!r}")
@@ -167,8 +192,18 @@ def noise_margin(a: float, b: float, n: int) -> float:
     return 1.96 * math.sqrt(p * (1 - p) * 2 / n)
 
 
-def _compare(task_name, task, lower, a, higher, b, **extra):
-    """One claimed ``lower < higher`` comparison on one task, with its outcome."""
+def _compare(task_name, task, lower, a, higher, b, units=None, **extra):
+    """One claimed ``lower < higher`` comparison on one task, with its outcome: from the paired bootstrap over the
+    same validation units and the seeds' agreement when ``units`` (the two sides' ``scoring.Scored``) are given, else
+    from the binomial noise band."""
+    if units is not None and all(u is not None for u in units):
+        from .scoring import compare
+
+        paired = compare(task_name, units[1], units[0])
+        return {"task": task_name, "lower": lower, "higher": higher, "lower_score": a, "higher_score": b,
+                "difference": paired["difference"], "interval": paired["interval"],
+                "seed_differences": paired["seed_differences"], "margin": None, "noise_estimate": True,
+                "outcome": paired["outcome"], **extra}
     n = _validation_units(task)
     noise_estimate = _is_accuracy(task.get("metric")) and bool(n)
     margin = noise_margin(a, b, n) if noise_estimate else 0.0
@@ -185,6 +220,9 @@ def _compare(task_name, task, lower, a, higher, b, **extra):
 
 
 def _margin_text(comparison):
+    if comparison.get("interval"):
+        low, high = comparison["interval"]
+        return f"95 % interval of the difference [{low:+.3f}, {high:+.3f}]"
     return f"margin {comparison['margin']:.3f}" if comparison["noise_estimate"] else "no noise estimate"
 
 
@@ -218,27 +256,33 @@ def _claim(claim_id, verdict, evidence, comparisons):
             "comparisons": comparisons}
 
 
-def _understanding_order(results, main):
+def _units(scored, cell):
+    if not scored or not cell:
+        return None
+    return scored.get((cell["task"], cell["family"], cell["variant"], cell.get("train_size")))
+
+
+def _understanding_order(results, main, scored=None):
     groups = ("static", "elmo", "gpt", "bert")
     comparisons, scores = [], {}  # scores: {task: {group: score}}
     per_task_text = []
     for task_name in _understanding_tasks(results):
         task = results["tasks"][task_name]
-        present = {}  # group -> (label, score), in the claimed order
+        present = {}  # group -> (label, score, units), in the claimed order
         static = [(family, _score(main.get((family, task_name)))) for family in ("nnlm", "word2vec")]
         static = [(family, score) for family, score in static if score is not None]
         if static:
             family, score = max(static, key=lambda fs: fs[1])  # ties keep the first, NNLM
-            present["static"] = (f"static ({_name(family)})", score)
+            present["static"] = (f"static ({_name(family)})", score, _units(scored, main.get((family, task_name))))
         for family in ("elmo", "gpt", "bert"):
             score = _score(main.get((family, task_name)))
             if score is not None:
-                present[family] = (_name(family), score)
-        scores[task_name] = {group: score for group, (_, score) in present.items()}
+                present[family] = (_name(family), score, _units(scored, main.get((family, task_name))))
+        scores[task_name] = {group: score for group, (_, score, _) in present.items()}
         order = [group for group in groups if group in present]
         task_comparisons = [
             _compare(task_name, task, present[low][0], present[low][1], present[high][0], present[high][1],
-                     pair=f"{low}<{high}")
+                     units=(present[low][2], present[high][2]), pair=f"{low}<{high}")
             for low, high in zip(order, order[1:])
         ]
         comparisons += task_comparisons
@@ -291,7 +335,7 @@ def _pretrained_cell(by_variant, main, family, task_name):
     return main.get((family, task_name))
 
 
-def _bidirectional(results, by_variant, main):
+def _bidirectional(results, by_variant, main, scored=None):
     comparisons = []
     for task_name in _understanding_tasks(results):
         gpt = _pretrained_cell(by_variant, main, "gpt", task_name)
@@ -299,7 +343,8 @@ def _bidirectional(results, by_variant, main):
         if _score(gpt) is None or _score(bert) is None:
             continue
         comparisons.append(_compare(task_name, results["tasks"][task_name], f"GPT ({gpt['variant']})", _score(gpt),
-                                    f"BERT ({bert['variant']})", _score(bert)))
+                                    f"BERT ({bert['variant']})", _score(bert),
+                                    units=(_units(scored, gpt), _units(scored, bert))))
     if not comparisons:
         return _claim("bidirectional", "not tested",
                       "No understanding task has scores for both GPT and BERT.", [])
@@ -307,7 +352,7 @@ def _bidirectional(results, by_variant, main):
     return _claim("bidirectional", _majority_verdict(comparisons), evidence, comparisons)
 
 
-def _pretraining_helps(results, by_variant, main):
+def _pretraining_helps(results, by_variant, main, scored=None):
     comparisons, per_family = [], []
     tasks = _understanding_tasks(results)
     for family in results["families"]:
@@ -319,7 +364,8 @@ def _pretraining_helps(results, by_variant, main):
                 continue
             family_comparisons.append(_compare(
                 task_name, results["tasks"][task_name], f"{_name(family)} from scratch", _score(scratch),
-                f"{_name(family)} pretrained ({pretrained['variant']})", _score(pretrained), family=family,
+                f"{_name(family)} pretrained ({pretrained['variant']})", _score(pretrained),
+                units=(_units(scored, scratch), _units(scored, pretrained)), family=family,
                 variant=pretrained["variant"]))
         if family_comparisons:
             per_family.append(f"{_name(family)}: " + "; ".join(
@@ -340,7 +386,82 @@ def _pretraining_helps(results, by_variant, main):
     return _claim("pretraining_helps", _majority_verdict(comparisons), evidence, comparisons)
 
 
-def evaluate_claims(results: dict) -> list[dict]:
+def _beats_baselines(results, by_variant, scored, baselines):
+    comparisons = []
+    for task_name in _understanding_tasks(results):
+        rows = [b for b in results["baselines"].get(task_name) or [] if b["name"] != "bag-of-words logistic regression"]
+        if not rows:
+            continue
+        strongest = max(rows, key=lambda b: b["score"])
+        for family in results["families"]:
+            cells = [c for (f, t, _), c in by_variant.items() if f == family and t == task_name and _score(c) is not None]
+            if not cells:
+                continue
+            best = max(cells, key=_score)
+            units = None
+            if scored and baselines:
+                baseline = (baselines.get(task_name) or {}).get(strongest["name"])  # a scoring.Scored
+                if baseline is not None:
+                    units = (baseline, _units(scored, best))
+            comparisons.append(_compare(task_name, results["tasks"][task_name], strongest["name"], strongest["score"],
+                                        f"{_name(family)} ({best['variant']})", _score(best), units=units,
+                                        family=family))
+    if not comparisons:
+        return _claim("beats_baselines", "not tested", "No understanding task has both baselines and scores.", [])
+    counts = Counter(c["outcome"] for c in comparisons)
+    verdict = ("confirmed" if counts["holds"] == len(comparisons) else
+               "not confirmed" if counts["reversed"] else "inconclusive")
+    below = [f"{c['higher']} on {c['task']}" for c in comparisons if c["outcome"] != "holds"]
+    evidence = _tally(comparisons) + (f" Not beating the baseline: {', '.join(below)}." if below else "")
+    return _claim("beats_baselines", verdict, evidence, comparisons)
+
+
+def _little_data(results, scored):
+    curves = _curves(results)
+    comparisons, texts = [], []
+    for (task_name, family), sides in curves.items():
+        pretrained = next((v for v in sides if v != "scratch"), None)
+        if pretrained is None or "scratch" not in sides:
+            continue
+        sizes = sorted(set(sides[pretrained]) & set(sides["scratch"]))
+        if len(sizes) < 2:
+            continue
+        small, large = sizes[0], sizes[-1]
+        cells = {(v, n): sides[v][n] for v in (pretrained, "scratch") for n in (small, large)}
+        first = _compare(task_name, results["tasks"][task_name], f"{_name(family)} scratch @{small}",
+                         _score(cells["scratch", small]), f"{_name(family)} {pretrained} @{small}",
+                         _score(cells[pretrained, small]),
+                         units=(_units(scored, cells["scratch", small]), _units(scored, cells[pretrained, small])),
+                         family=family)
+        gain_small = _score(cells[pretrained, small]) - _score(cells["scratch", small])
+        gain_large = _score(cells[pretrained, large]) - _score(cells["scratch", large])
+        first.update(gain_small=gain_small, gain_large=gain_large, shrinks=gain_small > gain_large)
+        comparisons.append(first)
+        texts.append(f"{_name(family)} on {task_name}: gain {gain_small:+.3f} at {small}, {gain_large:+.3f} at "
+                     f"{large} ({first['outcome']} at {small})")
+    if not comparisons:
+        return _claim("little_data", "not tested", "No family has both learning curves at two sizes.", [])
+    supported = sum(c["outcome"] == "holds" and c["shrinks"] for c in comparisons)
+    reversed_ = sum(c["outcome"] == "reversed" for c in comparisons)
+    verdict = ("confirmed" if supported > len(comparisons) / 2 else
+               "not confirmed" if reversed_ > len(comparisons) / 2 else "inconclusive")
+    evidence = "; ".join(texts) + f". {supported} of {len(comparisons)} show a real gain at the smallest size that " \
+        "shrinks with more data."
+    return _claim("little_data", verdict, evidence, comparisons)
+
+
+def _curves(results):
+    """``{(task, family): {variant: {size: cell}}}`` of the learning-curve tasks (cells at several sizes)."""
+    curves = {}
+    for cell in results.get("finetuning") or []:
+        if cell.get("train_size") is None or _score(cell) is None:
+            continue
+        curves.setdefault((cell["task"], cell["family"]), {}).setdefault(cell["variant"], {})[cell["train_size"]] = cell
+    return {key: sides for key, sides in curves.items()
+            if any(len(sizes) > 1 for sizes in sides.values())}
+
+
+def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict | None = None) -> list[dict]:
     """Judge the seeds' three claims from ``results``' scores, each by the rule stated with it.
 
     Returns one dict per claim — ``id``, ``claim`` (the sentence), ``rule`` (how the verdict is decided, in words),
@@ -354,8 +475,13 @@ def evaluate_claims(results: dict) -> list[dict]:
     """
     _check_results(results, ("families", "tasks", "finetuning"))
     by_variant, main = _cells(results)
-    return [_understanding_order(results, main), _bidirectional(results, by_variant, main),
-            _pretraining_helps(results, by_variant, main)]
+    claims = [_understanding_order(results, main, scored), _bidirectional(results, by_variant, main, scored),
+              _pretraining_helps(results, by_variant, main, scored)]
+    if results.get("baselines"):
+        claims.append(_beats_baselines(results, by_variant, scored, baselines))
+    if results.get("curve_sizes"):
+        claims.append(_little_data(results, scored))
+    return claims
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -514,6 +640,40 @@ def _frozen_vs_finetuned(plt, results, path):
     return True
 
 
+def _learning_curves(plt, results, path):
+    curves = _curves(results)
+    tasks = list(dict.fromkeys(task for task, _ in curves))
+    if not tasks:
+        return False
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        for (t, family), sides in curves.items():
+            if t != task:
+                continue
+            for variant, by_size in sides.items():
+                sizes = sorted(by_size)
+                scores = [_score(by_size[n]) for n in sizes]
+                low = [by_size[n]["interval"][0] if by_size[n].get("interval") else s for n, s in zip(sizes, scores)]
+                high = [by_size[n]["interval"][1] if by_size[n].get("interval") else s for n, s in zip(sizes, scores)]
+                style = "--" if variant == "scratch" else "-"
+                ax.plot(sizes, scores, style, marker="o", color=FAMILY_COLORS.get(family),
+                        label=f"{_name(family)} {variant}")
+                ax.fill_between(sizes, low, high, color=FAMILY_COLORS.get(family), alpha=0.1)
+        for b in (results.get("baselines") or {}).get(task) or []:
+            ax.axhline(b["score"], color="black", linewidth=0.8, linestyle=":")
+            ax.annotate(b["name"], (ax.get_xlim()[0], b["score"]), fontsize=7, va="bottom")
+        ax.set_xscale("log")
+        ax.set_xlabel("labelled training examples")
+        ax.set_ylabel(results["tasks"][task].get("metric", "score"))
+        ax.set_title(task)
+        ax.legend(fontsize=7)
+    fig.suptitle("Pretrained (solid) vs from scratch (dashed); dotted: baselines (main-table training size)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def write_plots(results: dict, output_dir) -> list[str]:
     """Draw the report's PNG plots into ``output_dir`` and return their file names (relative to it).
 
@@ -535,7 +695,8 @@ def write_plots(results: dict, output_dir) -> list[str]:
     written = []
     for name, draw in (("pretraining_curves.png", _pretraining_curves),
                        ("downstream_scores.png", _downstream_scores),
-                       ("frozen_vs_finetuned.png", _frozen_vs_finetuned)):
+                       ("frozen_vs_finetuned.png", _frozen_vs_finetuned),
+                       ("learning_curves.png", _learning_curves)):
         # "Software" is matplotlib's only PNG metadata by default (no date): the files are reproducible.
         if draw(plt, results, os.path.join(output_dir, name)):
             written.append(name)
@@ -598,12 +759,77 @@ def _score_cell(cell, notes, where):
     status = cell.get("status")
     score = _score(cell)
     if score is not None:
-        return f"{score:.3f}" + (" †" if cell.get("reused") else "")
+        return _with_interval(cell) + (" †" if cell.get("reused") else "")
     if status == "failed":
         return "failed" + notes.mark(f"{where} failed: {cell.get('error') or 'no error message recorded'}")
     if status == "skipped":
         return "—" + (notes.mark(f"{where} skipped: {cell['error']}") if cell.get("error") else "")
     return "—"
+
+
+def _with_interval(entry, digits=3):
+    """``0.912 [0.905, 0.919] ±0.004``: the score, its 95 % bootstrap interval, the seeds' standard deviation."""
+    if entry.get("score") is None:
+        return "—"
+    text = f"{entry['score']:.{digits}f}"
+    if entry.get("interval"):
+        low, high = entry["interval"]
+        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+    if (entry.get("spread") or {}).get("std") is not None:
+        text += f" ±{entry['spread']['std']:.{digits}f}"
+    return text
+
+
+def _baseline_rows(results, tasks):
+    rows = []
+    names = dict.fromkeys(b["name"] for task in tasks for b in (results.get("baselines") or {}).get(task) or [])
+    for name in names:
+        row = [f"*baseline:* {name}", "—"]
+        for task in tasks:
+            entry = next((b for b in (results.get("baselines") or {}).get(task) or [] if b["name"] == name), None)
+            row.append(_with_interval(entry) if entry else "—")
+        rows.append(row)
+    return rows
+
+
+def _generation_table(results):
+    cells = [c for c in results.get("finetuning") or [] if c["task"] == "generation" and _score(c) is not None]
+    baselines = (results.get("baselines") or {}).get("generation") or []
+    if not cells and not baselines:
+        return []
+    rows = [[_name(c["family"]), c["variant"], _with_interval(c, 2), _number(c.get("repetition")),
+             _number(c.get("mean_words"), 1)] for c in cells]
+    rows += [[f"*baseline:* {b['name']}", "—", _with_interval(b, 2), _number(b.get("repetition")),
+              _number(b.get("mean_words"), 1)] for b in baselines]
+    return ["", "Generation in detail: corpus BLEU (sacreBLEU, 0–100) of one greedy output per meaning "
+            "representation against all its references, with its 95 % bootstrap interval over meaning "
+            "representations; repetition: the share of an output's word 3-grams that repeat an earlier one in it "
+            "(mean over outputs; human references are near 0); mean output length in words.", ""] + _table(
+        ["system", "used as", "BLEU", "repetition", "words"], rows)
+
+
+def _curves_section(results):
+    curves = _curves(results)
+    if not curves:
+        return ["No learning curves were run."]
+    sizes = results.get("curve_sizes") or sorted({n for sides in curves.values() for v in sides.values() for n in v})
+    rows = []
+    for (task, family), sides in curves.items():
+        for variant, by_size in sides.items():
+            rows.append([task, _name(family), variant] + [
+                _with_interval(by_size[n]) if n in by_size else "—" for n in sizes])
+    return (["Pretrained against from scratch as the labelled set grows (the smaller sets are nested in the larger "
+             "ones; each cell trains until its dev split stops improving). Scores with 95 % bootstrap intervals.",
+             ""] + _table(["task", "family", "variant"] + [f"{n:,} examples" for n in sizes], rows))
+
+
+def _time_split(results):
+    split = results.get("time_split") or {}
+    if not split:
+        return []
+    total = sum(split.values())
+    return ["", "Where the time went: " + ", ".join(
+        f"{name} {seconds:,.0f} s ({100 * seconds / total:.0f} %)" for name, seconds in split.items()) + "."]
 
 
 def _summary(results):
@@ -640,7 +866,7 @@ def _summary(results):
         f"{'family' if len(families) == 1 else 'families'} ({', '.join(_name(f) for f in families)}) at scale "
         f"`{results.get('scale', '?')}` on {corpus_text}, each with the same budget: {budget_text}. It then "
         f"trained each on {len(tasks)} task {'type' if len(tasks) == 1 else 'types'} — {task_text} — with the "
-        f"recipes' code. Seed {results.get('seed', '?')}; {time_text} on {machine}. Command: "
+        f"recipes' code. Seeds {', '.join(map(str, results.get('seeds') or [results.get('seed', '?')]))}; {time_text} on {machine}. Command: "
         f"`{results.get('command', 'hf-lineage lineage')}` (hf-lineage {results.get('version', '?')}, "
         f"{results.get('created', 'date not recorded')}). Every number below is also in `results.json`."
     )
@@ -665,6 +891,7 @@ def _main_table(results, notes):
             reused |= " †" in text
             row.append(text)
         rows.append(row)
+    rows += _baseline_rows(results, list(tasks))
     lines = _table(header, rows)
     if reused:
         lines += ["", "† reused from an earlier run's results in this output directory."]
@@ -733,10 +960,18 @@ def _claims_section(results):
         if claim.get("comparisons"):
             rows = [[c["task"], f"{_cell_text(c['lower'])} < {_cell_text(c['higher'])}",
                      f"{c['lower_score']:.3f}", f"{c['higher_score']:.3f}", f"{c['difference']:+.3f}",
-                     f"{c['margin']:.3f}" if c.get("noise_estimate") else "no estimate", c["outcome"]]
+                     _uncertainty(c), c["outcome"]]
                     for c in claim["comparisons"]]
-            lines += [""] + _table(["task", "claimed", "lower", "higher", "difference", "margin", "outcome"], rows)
+            lines += [""] + _table(["task", "claimed", "lower", "higher", "difference", "95 % interval / margin",
+                                    "outcome"], rows)
     return lines
+
+
+def _uncertainty(comparison):
+    if comparison.get("interval"):
+        low, high = comparison["interval"]
+        return f"[{low:+.3f}, {high:+.3f}]"
+    return f"±{comparison['margin']:.3f}" if comparison.get("noise_estimate") else "no estimate"
 
 
 def _variants_table(results, notes):
@@ -813,10 +1048,15 @@ def write_report(results: dict, output_dir) -> str:
              "## Downstream scores", "",
              "Each family on each task type, used as its paper uses it (“used as”: frozen = the pretrained network "
              "frozen, only the task head or task encoder trained; finetuned = every parameter trained from the "
-             "pretrained checkpoint). Scores have 3 decimals; — means not run.", ""]
+             "pretrained checkpoint), each trained until a dev split carved from its training data stopped "
+             "improving, the best epoch kept. Each score has its 95 % bootstrap interval over the validation units "
+             "in brackets and, with several seeds, ± the seeds' standard deviation (the score is their mean). The "
+             "baselines are computed on the same training subset and validation set. — means not run.", ""]
     start = len(notes.texts)
     lines += _main_table(results, notes)
     lines += _footnote_block(notes, start)
+    lines += _generation_table(results)
+    lines += _time_split(results)
 
     lines += ["", "## Pretraining", "",
               "Every family saw the same corpus with the same budget. Losses are each family's own objective.", ""]
@@ -834,6 +1074,8 @@ def write_report(results: dict, output_dir) -> str:
     start = len(notes.texts)
     lines += _variants_table(results, notes)
     lines += _footnote_block(notes, start)
+
+    lines += ["", "## Learning curves", ""] + _curves_section(results)
 
     plots = results.get("plots") or []
     lines += ["", "## Plots", ""]

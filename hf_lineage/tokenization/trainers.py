@@ -7,17 +7,32 @@ Every function trains with the `tokenizers` library and returns a generic `trans
 Training text comes either from `files` (paths to text files, one sentence per line) or from `iterator` (an
 iterable of strings or of batches of strings), never both.
 
-Note: `tokenizers`' BPE/WordPiece trainers are not bit-for-bit reproducible across processes (ties between equally
-frequent merges are broken by hash-map order), so train once and keep the saved folder.
+Training is reproducible: the same text and settings give the same tokenizer.json in every process, whatever the
+thread count (`RAYON_NUM_THREADS`, `TOKENIZERS_PARALLELISM`). `tokenizers`' own BPE/WordPiece trainers (0.23) are
+not: their hash maps are seeded at random in each process, and
+
+* the `##x` (WordPiece) and `x</w>` (character BPE) forms of the alphabet get their ids in hash-map order, while ties
+  between equally frequent merges are broken by those ids, so the ids, the merge order and at times the merges
+  themselves change from run to run (huggingface/tokenizers#1794, #2066);
+* when `limit_alphabet` drops characters, those tied in count at the cut are chosen in hash-map order.
+
+`_train_pinned` works around both with the library's own trainers: a cheap first pass (no merges) finds the
+alphabet and its `##x`/`x</w>` forms, characters tied at the `limit_alphabet` cut are kept in code-point order
+(counted by a `WordLevelTrainer`, which sorts ties), and the real pass gets them all, in sorted order, as leading
+special tokens, so they hold fixed ids (the library's layout: specials, alphabet, forms) and every tie between merges
+is broken the same way; the extra special tokens are then removed from the added vocabulary again. Byte-level BPE
+(GPT-2's) has no such forms and a fixed 256-symbol alphabet, so it trains in one ordinary pass.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
 PathLike = str | os.PathLike
@@ -61,6 +76,56 @@ def _train(backend: Tokenizer, trainer, files: list[str] | None, iterator: Itera
         backend.train_from_iterator(iterator, trainer)
 
 
+def _train_pinned(backend: Tokenizer, trainer_class, specials: list[str], files: list[str] | None,
+                  iterator: Iterable | None, *, limit_alphabet: int | None, **trainer_kwargs) -> Tokenizer:
+    """Trains `backend` (a BPE or WordPiece model with continuation prefix or end-of-word suffix) reproducibly, as the
+    module docstring explains; returns the trained tokenizer (a new object: `backend` itself is left untrained).
+
+    `trainer_kwargs` are those of `trainer_class` (`vocab_size`, `min_frequency`, `continuing_subword_prefix`,
+    `end_of_word_suffix`) except `special_tokens`, `limit_alphabet` and `initial_alphabet`, which this sets.
+    """
+    if files is None:  # three passes over the text: keep an iterator's text in a temporary file
+        with tempfile.TemporaryDirectory(prefix="hf_lineage_tokenizer_") as tmp:
+            path = os.path.join(tmp, "train.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.writelines(text if text.endswith("\n") else text + "\n" for text in _texts(None, iterator))
+            return _train_pinned(backend, trainer_class, specials, [path], None, limit_alphabet=limit_alphabet,
+                                 **trainer_kwargs)
+    untrained = backend.to_str()
+
+    # 1. No merges (vocab_size 0): the vocabulary is the specials, every character seen and the ##x / x</w> forms.
+    probe = Tokenizer.from_str(untrained)
+    probe.train(files, trainer_class(**{**trainer_kwargs, "vocab_size": 0}, special_tokens=specials))
+    chars = {t for t in probe.get_vocab() if len(t) == 1 and t not in specials}
+    forms = {t for t in probe.get_vocab() if len(t) > 1 and t not in specials}
+
+    # 2. The characters `limit_alphabet` keeps: the most frequent, ties in code-point order.
+    if limit_alphabet is not None and len(chars) > limit_alphabet:
+        counter = Tokenizer.from_str(untrained)
+        counter.model = models.WordLevel()
+        one_char = pre_tokenizers.Split(Regex("."), behavior="isolated")  # no whitespace is left to match
+        counter.pre_tokenizer = (pre_tokenizers.Sequence([counter.pre_tokenizer, one_char])
+                                 if counter.pre_tokenizer is not None else one_char)
+        counter.train(files, trainers.WordLevelTrainer(vocab_size=2**31 - 1, min_frequency=0, special_tokens=[]))
+        ranked = sorted(counter.get_vocab().items(), key=lambda kv: kv[1])  # by count, ties sorted by the trainer
+        if {t for t, _ in ranked} != chars:
+            raise RuntimeError("tokenizers counted a different alphabet in two passes over the same text")
+        chars = {t for t, _ in ranked[:limit_alphabet]}
+    prefix = trainer_kwargs.get("continuing_subword_prefix") or ""
+    suffix = trainer_kwargs.get("end_of_word_suffix") or ""
+    forms = {f for f in forms if f[len(prefix):len(f) - len(suffix)] in chars}
+
+    # 3. The real training, with alphabet and forms at fixed ids (as special tokens, removed again below).
+    alphabet = sorted(chars)
+    pinned = list(dict.fromkeys([*specials, *alphabet, *sorted(forms)]))
+    trained = Tokenizer.from_str(untrained)
+    trained.train(files, trainer_class(**trainer_kwargs, special_tokens=pinned, initial_alphabet=alphabet,
+                                       limit_alphabet=len(alphabet)))
+    state = json.loads(trained.to_str())
+    state["added_tokens"] = [t for t in state["added_tokens"] if t["content"] in specials]
+    return Tokenizer.from_str(json.dumps(state))
+
+
 def _wrap(backend: Tokenizer, specials: dict[str, str], model_max_length: int, model_input_names: list[str],
           **init_kwargs) -> PreTrainedTokenizerFast:
     # Passing model_input_names (and any extra init kwargs) to the constructor, rather than setting attributes
@@ -94,10 +159,9 @@ def train_wordpiece_tokenizer(files: Sequence[PathLike] | None = None, iterator:
                                                     strip_accents=strip_accents, lowercase=lowercase)
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.decoder = decoders.WordPiece(prefix="##")
-    trainer = trainers.WordPieceTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=_unique(specials),
-        limit_alphabet=min(limit_alphabet, (vocab_size - len(specials)) // 2), continuing_subword_prefix="##")
-    _train(backend, trainer, files, iterator)
+    backend = _train_pinned(backend, trainers.WordPieceTrainer, _unique(specials), files, iterator,
+                            vocab_size=vocab_size, min_frequency=min_frequency, continuing_subword_prefix="##",
+                            limit_alphabet=min(limit_alphabet, (vocab_size - len(specials)) // 2))
     cls, sep = specials["cls_token"], specials["sep_token"]
     backend.post_processor = processors.TemplateProcessing(
         single=f"{cls} $A {sep}", pair=f"{cls} $A {sep} $B:1 {sep}:1",
@@ -140,13 +204,15 @@ def train_bpe_tokenizer(files: Sequence[PathLike] | None = None, iterator: Itera
         backend = Tokenizer(models.BPE(unk_token=specials["unk_token"], end_of_word_suffix="</w>"))
         backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         backend.decoder = decoders.BPEDecoder(suffix="</w>")
-        # Each character may appear both bare and with `</w>`, so cap the alphabet to keep within vocab_size.
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                      special_tokens=_unique(specials), end_of_word_suffix="</w>",
-                                      limit_alphabet=max(0, (vocab_size - n_special) // 2))
     if lowercase:
         backend.normalizer = normalizers.Lowercase()
-    _train(backend, trainer, files, iterator)
+    if byte_level:  # no `</w>` forms and the fixed alphabet of 256 bytes: the library's trainer is reproducible
+        _train(backend, trainer, files, iterator)
+    else:
+        # Each character may appear both bare and with `</w>`, so cap the alphabet to keep within vocab_size.
+        backend = _train_pinned(backend, trainers.BpeTrainer, _unique(specials), files, iterator,
+                                vocab_size=vocab_size, min_frequency=min_frequency, end_of_word_suffix="</w>",
+                                limit_alphabet=max(0, (vocab_size - n_special) // 2))
     return _wrap(backend, specials, model_max_length, ["input_ids", "attention_mask"])
 
 

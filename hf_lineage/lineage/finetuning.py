@@ -1,0 +1,124 @@
+"""The fine-tuning stage: one (task, family, variant) cell trained by the recipes' own code (``hf_lineage.tasks``)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+from .settings import GENERATION_VARIANT, MAIN_VARIANT, TASKS, VARIANTS, LineageArguments, Scale
+from .stages import process_state
+
+
+def untrained_copy(pretrained: Path, target: Path, seed: int) -> Path:
+    """The pretrained model's architecture and tokenizer with freshly initialised weights (the "scratch" baseline)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForPreTraining, AutoTokenizer
+
+    torch.manual_seed(seed)
+    config = AutoConfig.from_pretrained(pretrained)
+    model = AutoModelForPreTraining.from_config(config)
+    if hasattr(model, "word_counts"):  # word2vec keeps the corpus counts: they are data, not learned weights
+        model.word_counts.copy_(AutoModelForPreTraining.from_pretrained(pretrained).word_counts)
+    model.save_pretrained(target)
+    AutoTokenizer.from_pretrained(pretrained).save_pretrained(target)
+    return target
+
+
+def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict, scale: Scale, args: LineageArguments,
+             seed: int, folder: Path) -> dict:
+    """One fine-tuning cell with the recipes' own ``run`` (the code behind ``recipes/<task>.py``): trained on
+    ``data["train"]`` for at most the scale's epochs, evaluated on ``data["dev"]`` after every epoch, stopped when the
+    dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict ``data["validation"]``.
+    Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
+    from transformers import EarlyStoppingCallback, Seq2SeqTrainingArguments, TrainingArguments
+
+    from ..tasks import classification, generation, labeling
+    from ..tasks.common import DataTrainingArguments, ModelArguments
+
+    spec, state = TASKS[task], process_state()
+    base = pretrained
+    if variant == "scratch":  # written once (main process), read by every process
+        base = folder / "untrained"
+        if state.is_main_process:
+            untrained_copy(pretrained, base, seed)
+        state.wait_for_everyone()
+    model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen")
+    data_args = DataTrainingArguments(
+        train_file=data["train"], validation_file=data["dev"], test_file=data["validation"], max_seq_length=256,
+        metric="accuracy" if task == "labeling" else "auto",
+        # Paraphrase is symmetric: GPT's similarity transformation (both orders, summed), as its paper did for MRPC.
+        pair_task="similarity" if task == "pairs" else None, max_target_length=scale.max_target_length)
+    mixed_precision = args.mixed_precision or scale.mixed_precision
+    generating = spec.kind == "generation"
+    arguments_class = Seq2SeqTrainingArguments if generating else TrainingArguments
+    output_dir = folder / "model"
+    training_args = arguments_class(
+        output_dir=str(output_dir), do_train=True, do_eval=True, do_predict=True, seed=seed,
+        num_train_epochs=args.finetune_epochs or scale.finetune_epochs,
+        learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate[family],
+        per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
+        eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
+        metric_for_best_model="bleu" if generating else "accuracy", greater_is_better=True, save_only_model=True,
+        report_to="none", logging_strategy="epoch", log_level="warning", disable_tqdm=True,
+        bf16=mixed_precision == "bf16", fp16=mixed_precision == "fp16",
+        **({"predict_with_generate": True} if generating else {}))
+    callbacks = [EarlyStoppingCallback(early_stopping_patience=scale.patience)]
+    if spec.kind == "sequence_labeling":
+        metrics = labeling.run(model_args, data_args, training_args, callbacks=callbacks)
+    elif generating:
+        metrics = generation.run(model_args, data_args, training_args, callbacks=callbacks)
+    else:
+        metrics = classification.run(model_args, data_args, training_args, pairs=spec.kind == "sentence_pairs",
+                                     callbacks=callbacks)
+    state.wait_for_everyone()
+    history = json.loads((output_dir / "trainer_state.json").read_text())
+    dev_key = f"eval_{training_args.metric_for_best_model}"
+    dev_curve = [{"epoch": e["epoch"], "score": e[dev_key]} for e in history["log_history"] if dev_key in e]
+    predictions = read_predictions(spec.kind, output_dir)
+    if state.is_main_process:
+        if variant == "scratch":
+            shutil.rmtree(folder / "untrained", ignore_errors=True)
+        for checkpoint in output_dir.glob("checkpoint-*"):
+            shutil.rmtree(checkpoint, ignore_errors=True)
+        if not args.keep_finetuned_models:  # the numbers are what the report needs; weights are large at real scale
+            for weights in output_dir.glob("*.safetensors"):
+                weights.unlink()
+    best = max(dev_curve, key=lambda point: point["score"]) if dev_curve else None
+    return {"predictions": predictions, "train_seconds": metrics.get("train_runtime"),
+            "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
+            "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
+            "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
+
+
+def read_predictions(kind: str, output_dir: Path) -> list:
+    """The recipe's prediction file, in the scorer's order: per sentence its tags (labeling), per example its label
+    (classification, pairs), per distinct source its generated text (generation)."""
+    if kind == "sequence_labeling":
+        sentences, current = [], []
+        for line in (output_dir / "predictions.conll").read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                current.append(line.rsplit(" ", 1)[1])
+            elif current:
+                sentences.append(current)
+                current = []
+        return sentences + ([current] if current else [])
+    if kind == "generation":
+        return (output_dir / "generated_predictions.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    with open(output_dir / "predictions.tsv", encoding="utf-8", newline="") as f:
+        return [row["prediction"] for row in csv.DictReader(f, delimiter="\t")]
+
+
+def cell_variants(task: str, family: str, variants: list[str]) -> list[str]:
+    """The variants run for a (task, family): on understanding tasks the requested ones and always the main table's,
+    on generation the family's own."""
+    if not TASKS[task].understanding:
+        return [GENERATION_VARIANT[family]]
+    return [v for v in VARIANTS if v in variants or v == MAIN_VARIANT[family]]
+
+
+def pretrained_variant(family: str, variants: list[str]) -> str:
+    """The pretrained side of the learning curves: fine-tuned when asked for (the same trainable network as scratch,
+    only the starting weights differ), else the way the family's paper used it."""
+    return "finetuned" if "finetuned" in variants else MAIN_VARIANT[family]

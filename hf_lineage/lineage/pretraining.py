@@ -1,0 +1,130 @@
+"""The pretraining stage: every family through the shared engine (``hf_lineage.pretrain``) on the same corpus and
+budget, and the numbers the report needs from its ``train_results.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from .settings import REFERENCE_MACHINE, LineageArguments, Scale
+from .stages import process_state
+
+OBJECTIVE_NAMES = {"nnlm": "next word from the n-1 previous (causal LM)",
+                   "word2vec": "skip-gram/CBOW, negative sampling",
+                   "elmo": "forward + backward LM (train: sum, validation: mean)", "gpt": "causal LM",
+                   "bert": "masked LM + NSP (validation: masked LM)"}
+
+
+def count_parameters(model_dir: Path) -> int:
+    from safetensors import safe_open
+
+    total = 0
+    for path in model_dir.glob("*.safetensors"):
+        with safe_open(str(path), framework="pt") as f:
+            for name in f.keys():
+                total += math.prod(f.get_slice(name).get_shape())
+    return total
+
+
+def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: dict, folder: Path,
+                    seed: int | None = None) -> dict:
+    """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget."""
+    from ..pretrain import PretrainArguments, pretrain
+
+    config, overrides, training = scale.families[family]
+    model_dir = folder / "model"
+    run = PretrainArguments(
+        family=family, output_dir=str(model_dir), config=config, overrides=dict(overrides), train_file=corpus["train"],
+        validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
+        seed=args.seed if seed is None else seed, report_to="none",
+        mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training)
+    if family != "word2vec":  # word2vec reads whole sentences; its batch is the engine path's alone
+        run.max_seq_length, run.per_device_batch_size = scale.max_seq_length, scale.batch_size
+    budget_epochs = family_budget_words(family, args, scale, corpus["train_words"]) / corpus["train_words"]
+    if family == "word2vec":
+        # word2vec's trainer (like the C tool and gensim) runs whole epochs with its learning rate decaying over
+        # them all: the budget in words becomes the nearest whole number of passes, a budget in seconds the number of
+        # passes a first pass says fit in it.
+        epochs = max(1, round(budget_epochs))
+        if args.budget_seconds:
+            run.overrides["epochs"] = 1
+            pretrain(PretrainArguments(**{**asdict(run), "output_dir": str(folder / "probe")}))
+            one_pass = json.loads((folder / "probe" / "train_results.json").read_text())["train_runtime"]
+            epochs = max(1, int(args.budget_seconds / max(one_pass, 1e-3)))
+            shutil.rmtree(folder / "probe")
+        run.overrides["epochs"] = epochs
+    elif args.budget_seconds:
+        run.max_train_seconds = args.budget_seconds
+    else:
+        run.num_epochs = budget_epochs
+    pretrain(run)
+    process_state().wait_for_everyone()  # the main process writes the model and its numbers
+    trained = json.loads((model_dir / "train_results.json").read_text())
+    return pretraining_result(family, config, trained, corpus["train_words"], model_dir)
+
+
+def pretraining_result(family: str, config: str, trained: dict, corpus_words: int, model_dir: Path) -> dict:
+    """The numbers the report needs from ``train_results.json`` (the engine's or word2vec's CPU trainer's)."""
+    from ..objectives import objective_class
+
+    result = {"config": config, "objective": OBJECTIVE_NAMES[family], "parameters": count_parameters(model_dir),
+              "model": str(model_dir), "validation": {}, "curve": [], "eval_curve": []}
+    if "log_history" not in trained:  # word2vec's CPU trainer: whole passes, no loss (as the C tool and gensim)
+        return {**result, "steps": None, "words_seen": trained["epochs"] * corpus_words,
+                "tokens_seen": trained["raw_words"], "train_seconds": trained["train_runtime"],
+                "final_train_loss": None}
+    # The engine: one pass over the corpus is ``steps_per_epoch`` steps, so words seen = corpus words × passes.
+    words_per_step = corpus_words / trained["steps_per_epoch"]
+    loss_key = objective_class(family).perplexity_of  # the loss its perplexity is exp of
+    for entry in trained["log_history"]:
+        point = {"step": entry["step"], "words_seen": round(entry["step"] * words_per_step)}
+        if "train_loss" in entry:
+            result["curve"].append({**point, "seconds": entry["seconds"], "train_loss": entry["train_loss"]})
+        elif f"eval_{loss_key}" in entry:
+            loss = entry[f"eval_{loss_key}"]
+            result["eval_curve"].append({**point, "loss": loss, "perplexity": math.exp(min(loss, 50))})
+    if trained["eval"]:
+        if loss_key is None:  # word2vec (on the engine): a validation loss of its objective, no perplexity
+            result["validation"] = {"loss": trained["eval"].get("loss")}
+        else:
+            loss = trained["eval"][loss_key]
+            result["validation"] = {"loss": loss, "perplexity": math.exp(min(loss, 50))}
+    return {**result, "steps": trained["step"], "words_seen": round(trained["step"] * words_per_step),
+            "tokens_seen": trained["tokens_seen"], "train_seconds": trained["train_runtime"],
+            "final_train_loss": result["curve"][-1]["train_loss"] if result["curve"] else None}
+
+
+def equal_time(args: LineageArguments, scale: Scale) -> bool:
+    """The default budget of a scale that has one: equal pretraining time, as calibrated corpus words."""
+    return not args.budget_words and not args.budget_seconds and scale.equal_time_words is not None
+
+
+def family_budget_words(family: str, args: LineageArguments, scale: Scale, corpus_words: int) -> float:
+    if args.budget_words:
+        return args.budget_words
+    if equal_time(args, scale):
+        return scale.equal_time_words[family]
+    return scale.epochs * corpus_words
+
+
+def describe_budget(args: LineageArguments, scale: Scale, corpus_words: int) -> dict:
+    if args.budget_seconds:
+        return {"kind": "seconds", "seconds": args.budget_seconds, "words": None, "epochs": None,
+                "description": f"{args.budget_seconds:g} s of pretraining per family, measured while it runs (word2vec: "
+                               "the whole passes a first pass says fit); not reproducible run to run"}
+    if equal_time(args, scale):
+        words = {family: scale.equal_time_words[family] for family in args.families}
+        return {"kind": "equal time", "seconds": scale.equal_time_seconds, "words": words, "epochs": None,
+                "description": f"equal time: about {scale.equal_time_seconds:g} s of pretraining per family on the "
+                               f"reference machine ({REFERENCE_MACHINE}), fixed as the corpus words each family reads "
+                               "in that time there (so runs are reproducible): "
+                               + ", ".join(f"{family} {w:,}" for family, w in words.items())
+                               + " (word2vec: the nearest whole number of passes)"}
+    words = args.budget_words or round(scale.epochs * corpus_words)
+    epochs = words / corpus_words
+    return {"kind": "words", "words": words, "seconds": None, "epochs": epochs,
+            "description": f"equal data: {epochs:.3g} pass(es) over the corpus ({words:,} corpus words) per family "
+                           "(word2vec: the nearest whole number of passes, at least one)"}

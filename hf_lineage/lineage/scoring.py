@@ -1,0 +1,126 @@
+"""Scores with their uncertainty, the same way for models and baselines: each system's predictions on the validation
+set become per-unit values (tokens grouped by sentence, rows, or one BLEU statistics row per meaning
+representation), a score, a 95 % bootstrap interval over those units and, over seeds, the mean and spread.
+
+The pooled per-unit values of a cell (averaged over its seeds; for BLEU, the statistics summed over seeds) are kept
+in memory as ``Scored.units`` so that claims compare two systems on the same units (a paired bootstrap,
+``statistics.paired_bootstrap_difference``); they are not written to ``results.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import baselines, statistics
+from .settings import TASKS
+
+BOOTSTRAP_RESAMPLES = 1000
+
+
+@dataclass
+class Scored:
+    summary: dict  # JSON-ready: score, interval, seed_scores, spread (and generation's repetition)
+    units: object  # the pooled per-unit values (see the module docstring)
+
+
+def gold_of(task: str, validation) -> list:
+    """What a prediction is scored against: tag lists, labels, or each MR's references (generation)."""
+    kind = TASKS[task].kind
+    if kind == "sequence_labeling":
+        return list(validation["tags"])
+    if kind == "generation":
+        return baselines.mr_groups(validation)[1]
+    return list(validation["label"])
+
+
+def unit_values(task: str, predictions: list, gold: list):
+    kind = TASKS[task].kind
+    if kind == "generation":
+        if len(predictions) != len(gold):
+            raise ValueError(f"{len(predictions)} generated outputs for {len(gold)} meaning representations")
+        return statistics.bleu_statistics(predictions, gold)
+    return statistics.unit_scores(task, predictions, gold, by_sentence=kind == "sequence_labeling")
+
+
+def score_predictions(task: str, per_seed_predictions: list[list], gold: list, seed: int = 0) -> Scored:
+    """One system's score over its seeds: ``score`` is the mean of the seeds' scores, ``interval`` the 95 %
+    bootstrap interval of the pooled per-unit values (validation sampling noise), ``spread`` the seeds' standard
+    deviation, min and max (training noise)."""
+    kind = TASKS[task].kind
+    values = [unit_values(task, predictions, gold) for predictions in per_seed_predictions]
+    seed_scores = [statistics.point_estimate(task, v) for v in values]
+    if kind == "sequence_labeling":
+        pooled = [np.mean(sentence, axis=0) for sentence in zip(*values)]
+    elif kind == "generation":
+        pooled = np.sum(values, axis=0)
+    else:
+        pooled = np.mean(values, axis=0)
+    low, high = statistics.bootstrap_interval(task, pooled, n=BOOTSTRAP_RESAMPLES, seed=seed)
+    spread = statistics.mean_and_spread(seed_scores)
+    summary = {"score": spread.mean, "interval": [low, high], "seed_scores": seed_scores,
+               "spread": spread._asdict() if len(seed_scores) > 1 else None}
+    if kind == "generation":
+        outputs = [text for predictions in per_seed_predictions for text in predictions]
+        summary["repetition"] = statistics.repetition(outputs)
+        summary["mean_words"] = float(np.mean([len(text.split()) for text in outputs])) if outputs else 0.0
+    return Scored(summary, pooled)
+
+
+def compare(task: str, better: Scored, worse: Scored, seed: int = 0) -> dict:
+    """Is ``better`` really better? The paired bootstrap interval of the difference over the same units, and
+    whether every seed agrees on its sign. Outcome "holds" when the interval lies above 0 and (with several seeds)
+    every seed's difference is positive; "reversed" in the mirror case; else "within noise"."""
+    difference = statistics.paired_bootstrap_difference(better.units, worse.units, task_kind=task,
+                                                        n=BOOTSTRAP_RESAMPLES, seed=seed)
+    per_seed = [b - w for b, w in zip(better.summary["seed_scores"], worse.summary["seed_scores"])]
+    if difference.low > 0 and all(d > 0 for d in per_seed):
+        outcome = "holds"
+    elif difference.high < 0 and all(d < 0 for d in per_seed):
+        outcome = "reversed"
+    else:
+        outcome = "within noise"
+    return {"difference": difference.difference, "interval": [difference.low, difference.high],
+            "seed_differences": per_seed, "outcome": outcome}
+
+
+BASELINES = {
+    # task kind → (name, description, function(train_rows, validation_rows, seed) → predictions)
+    "sequence_labeling": [
+        ("majority tag", "the most frequent training tag for every word",
+         lambda train, validation, seed: baselines.majority_class(train, validation, "labeling")),
+        ("most frequent tag per word", "each word's most frequent training tag; unknown words: the most frequent tag",
+         lambda train, validation, seed: baselines.most_frequent_tag(train, validation)),
+    ],
+    "classification": [
+        ("majority class", "the most frequent training label",
+         lambda train, validation, seed: baselines.majority_class(train, validation, "classification")),
+        ("bag-of-words logistic regression", "word uni- and bigram counts, C chosen by 5-fold cross-validation",
+         lambda train, validation, seed: baselines.bag_of_words_logistic_regression(
+             train, validation, "classification", seed)),
+    ],
+    "sentence_pairs": [
+        ("majority class", "the most frequent training label",
+         lambda train, validation, seed: baselines.majority_class(train, validation, "pairs")),
+        ("bag-of-words logistic regression", "each sentence's word n-grams plus their shared words and overlap",
+         lambda train, validation, seed: baselines.bag_of_words_logistic_regression(train, validation, "pairs", seed)),
+    ],
+    "generation": [
+        ("nearest-MR retrieval", "the first training reference of the training MR sharing most slot values, its "
+         "name and near values replaced by the validation MR's",
+         lambda train, validation, seed: baselines.nearest_mr_retrieval(train, validation)),
+    ],
+}
+
+
+def score_baselines(task: str, train, validation, seed: int = 0) -> list[tuple[dict, Scored]]:
+    """Every baseline of the task, fitted on ``train`` (the main table's training subset) and scored on the same
+    validation units as the models."""
+    gold = gold_of(task, validation)
+    train_rows, validation_rows = list(train), list(validation)
+    scored = []
+    for name, description, predict in BASELINES[TASKS[task].kind]:
+        result = score_predictions(task, [predict(train_rows, validation_rows, seed)], gold, seed=seed)
+        scored.append(({"name": name, "description": description, **result.summary}, result))
+    return scored

@@ -1,0 +1,205 @@
+"""What ``hf-lineage lineage`` runs: the families, the tasks, the scales and every option, checked before anything runs.
+
+Nothing here trains or reads data; every other stage module imports these names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+FAMILY_ORDER = ("nnlm", "word2vec", "elmo", "gpt", "bert")
+VARIANTS = ("frozen", "finetuned", "scratch")
+# Run by default besides each family's main variant: from scratch, the question "does pretraining help?".
+DEFAULT_VARIANTS = ("scratch",)
+SAMPLES = Path(__file__).resolve().parent / "samples"
+
+# How each paper used its pretrained model downstream: static vectors and ELMo as fixed features under a task model
+# (ELMo: "we freeze the weights of the biLM"), GPT and BERT fine-tuned end to end. The main table shows these cells.
+MAIN_VARIANT = {"nnlm": "frozen", "word2vec": "frozen", "elmo": "frozen", "gpt": "finetuned", "bert": "finetuned"}
+# Generation needs the language model itself to learn the output format, so there the LMs (ELMo's forward LM, GPT,
+# BERT2BERT) are fine-tuned; the static-vector families keep fixed vectors under their own LSTM decoder.
+GENERATION_VARIANT = {"nnlm": "frozen", "word2vec": "frozen", "elmo": "finetuned", "gpt": "finetuned",
+                      "bert": "finetuned"}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    kind: str  # the recipe's task name
+    dataset: str  # what the embedded sample is, for the report
+    metric: str  # the score the table shows
+    understanding: bool  # counted for the claims about understanding tasks
+
+
+TASKS = {
+    "labeling": TaskSpec("sequence_labeling", "UD English EWT, UPOS tags", "accuracy", True),
+    "classification": TaskSpec("classification", "E2E NLG references: is the venue family-friendly? (yes, no, not "
+                               "mentioned)", "accuracy", True),
+    "pairs": TaskSpec("sentence_pairs", "E2E NLG references: paraphrase or not", "accuracy", True),
+    "generation": TaskSpec("generation", "E2E NLG: meaning representation to text", "bleu", False),
+}
+SAMPLE_FILES = {"labeling": "jsonl", "classification": "jsonl", "pairs": "jsonl", "generation": "csv"}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Everything a scale fixes. ``families``: family → (named config, config overrides, pretraining overrides)."""
+
+    families: dict
+    epochs: float  # the default budget when ``equal_time_words`` is None: passes over the corpus
+    corpus_words: int | None  # words of the embedded corpus sample used (None: all of it)
+    vocab_size: int
+    max_seq_length: int
+    batch_size: int
+    task_train: int  # labelled training examples per task in the main table ("small labelled data")
+    task_validation: int | None  # validation examples per task (None: the whole validation file)
+    finetune_epochs: float  # the most epochs a cell trains; early stopping on the dev split usually ends it sooner
+    finetune_batch_size: int
+    finetune_learning_rate: dict  # family → learning rate when the pretrained network is trained
+    head_learning_rate: float  # when only the task layers train (frozen)
+    max_target_length: int
+    mixed_precision: str = "no"
+    # The default budget: family → corpus words that take ``equal_time_seconds`` of pretraining on the reference
+    # machine (see ``REFERENCE_MACHINE``). A budget in words makes a run reproducible; a budget measured in seconds
+    # at run time (``--budget-seconds``) would not be. None: ``epochs`` passes for every family (equal data).
+    equal_time_words: dict | None = None
+    equal_time_seconds: float | None = None
+    dev_examples: int = 300  # carved from the training file, disjoint from every training subset: early stopping
+    patience: int = 3  # epochs without a better dev score before a cell stops
+    curve_sizes: tuple = ()  # labelled-set sizes of the learning curves (the main table's ``task_train`` is one)
+    curve_tasks: tuple = ("labeling", "classification")
+
+
+# The default budget of the tiny scale: equal pretraining time, fixed as the corpus words each family reads in that
+# time on the reference machine (measured with `hf-lineage lineage --budget-seconds`, whose results.json reports the
+# words each family saw), so that a run is reproducible and the budget means the same on every machine.
+REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
+TINY_EQUAL_TIME_SECONDS = 60.0
+TINY_EQUAL_TIME_WORDS = {"nnlm": 570_000, "word2vec": 21_000_000, "elmo": 313_000, "gpt": 750_000,
+                         "bert": 1_950_000}
+
+# Tiny: representations of ~64 dimensions for every family, learning rates raised for few steps (the papers' rates
+# are for millions of steps). Small and base follow the papers more closely and expect a real corpus and a GPU: base
+# is the papers' sizes (BERT base, GPT, ELMo original, 300-d word2vec) except NNLM, widened to 512 dimensions
+# because its paper's 30-100 would be no comparison.
+SCALES = {
+    "tiny": Scale(
+        families={
+            "nnlm": ("tiny", {"embedding_size": 64, "hidden_size": 128, "context_size": 4}, {}),
+            "word2vec": ("tiny", {"vector_size": 64, "window": 5, "negative": 5, "min_count": 2}, {}),
+            # No cell/projection clipping: the LSTMs then run fused (bilm-tf's clipping needs a per-step loop).
+            "elmo": ("tiny", {"lstm_cell_size": 128, "projection_size": 32, "cell_clip": None, "proj_clip": None},
+                     {}),
+            "gpt": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
+            "bert": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
+        },
+        epochs=1.0, corpus_words=None, vocab_size=8000, max_seq_length=64, batch_size=32,
+        # Fine-tuning: the task models of the static families and ELMo (LSTMs trained from scratch on top) need a
+        # larger step than the pretrained Transformers.
+        task_train=1000, task_validation=None, finetune_epochs=20.0, finetune_batch_size=32,
+        finetune_learning_rate={"nnlm": 1e-2, "word2vec": 1e-2, "elmo": 3e-3, "gpt": 1e-3, "bert": 1e-3},
+        head_learning_rate=1e-2, max_target_length=48,
+        equal_time_words=TINY_EQUAL_TIME_WORDS, equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
+        curve_sizes=(100, 300, 1000),
+    ),
+    "small": Scale(
+        families={
+            "nnlm": ("mlp1", {"embedding_size": 256, "hidden_size": 512}, {}),
+            "word2vec": ("gensim", {"vector_size": 256}, {}),
+            "elmo": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
+            "gpt": ("tiny", {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
+                             "intermediate_size": 1024}, {"learning_rate": 5e-4, "warmup_ratio": 0.02}),
+            "bert": ("tiny", {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
+                              "intermediate_size": 1024}, {"learning_rate": 5e-4, "warmup_ratio": 0.02}),
+        },
+        epochs=3.0, corpus_words=None, vocab_size=30000, max_seq_length=128, batch_size=64,
+        task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
+        finetune_learning_rate={"nnlm": 1e-3, "word2vec": 1e-3, "elmo": 1e-3, "gpt": 1e-4, "bert": 1e-4},
+        head_learning_rate=1e-3, max_target_length=64, mixed_precision="bf16",
+    ),
+    "base": Scale(
+        families={
+            "nnlm": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {}),
+            "word2vec": ("mikolov2013", {}, {}),
+            "elmo": ("original", {}, {}),
+            "gpt": ("gpt", {}, {}),
+            "bert": ("base", {}, {}),
+        },
+        epochs=10.0, corpus_words=None, vocab_size=30000, max_seq_length=128, batch_size=64,
+        task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
+        finetune_learning_rate={"nnlm": 1e-3, "word2vec": 1e-3, "elmo": 1e-3, "gpt": 6.25e-5, "bert": 5e-5},
+        head_learning_rate=1e-3, max_target_length=64, mixed_precision="bf16",
+    ),
+}
+SCALES["base"] = Scale(**{**asdict(SCALES["base"]), "epochs": 1.0})  # a real corpus is large: one pass by default
+
+
+@dataclass
+class LineageArguments:
+    """Every option of ``hf-lineage lineage`` (``None``: the scale's default)."""
+
+    output_dir: str = "lineage_report"
+    scale: str = "tiny"
+    families: list[str] = field(default_factory=lambda: list(FAMILY_ORDER))
+    tasks: list[str] = field(default_factory=lambda: list(TASKS))
+    variants: list[str] = field(default_factory=lambda: list(DEFAULT_VARIANTS))
+    corpus: list[str] | None = None
+    validation_corpus: list[str] | None = None
+    dataset_name: str | None = None
+    dataset_config: str | None = None
+    text_column: str = "text"
+    budget_words: int | None = None
+    budget_seconds: float | None = None
+    task_data: dict = field(default_factory=dict)  # task → {"train": path, "validation": path} (local files)
+    task_train: int | None = None
+    task_validation: int | None = None
+    finetune_epochs: float | None = None
+    curve_sizes: list[int] | None = None  # None: the scale's; [] turns the learning curves off
+    seeds: int = 1  # run everything with seeds seed, seed + 1, ... and report mean and spread
+    mixed_precision: str | None = None
+    seed: int = 0
+    rerun: bool = False  # ignore finished stages
+    keep_finetuned_models: bool = False
+
+
+class LineageError(ValueError):
+    """Bad input found before any stage runs; the message names the problem."""
+
+
+# --------------------------------------------------------------------------- checks and inputs
+
+
+def check_arguments(args: LineageArguments) -> Scale:
+    if args.scale not in SCALES:
+        raise LineageError(f"--scale must be one of {', '.join(SCALES)}, got {args.scale!r}")
+    for name, given, known in (("--families", args.families, FAMILY_ORDER), ("--tasks", args.tasks, TASKS),
+                               ("--variants", args.variants, VARIANTS)):
+        unknown = [g for g in given if g not in known]
+        if unknown or not given:
+            raise LineageError(f"{name}: unknown {unknown} (choose from {', '.join(known)})" if unknown
+                               else f"{name} is empty")
+    if args.corpus and args.dataset_name:
+        raise LineageError("give --corpus or --dataset-name, not both")
+    for path in (args.corpus or []) + (args.validation_corpus or []):
+        if not os.path.isfile(path):
+            raise LineageError(f"corpus file {path}: no such file")
+    if args.seeds < 1:
+        raise LineageError(f"--seeds must be at least 1, got {args.seeds}")
+    if any(size < 1 for size in args.curve_sizes or []) or (args.task_train is not None and args.task_train < 1):
+        raise LineageError("labelled-set sizes (--task-train, --curve-sizes) must be positive")
+    if args.budget_words is not None and args.budget_seconds is not None:
+        raise LineageError("give --budget-words or --budget-seconds, not both")
+    if (args.budget_words is not None and args.budget_words <= 0) or (
+            args.budget_seconds is not None and args.budget_seconds <= 0):
+        raise LineageError("the budget must be positive")
+    for task, files in args.task_data.items():
+        if task not in TASKS:
+            raise LineageError(f"--task-data: unknown task {task!r} (tasks: {', '.join(TASKS)})")
+        for split in ("train", "validation"):
+            if not os.path.isfile(files.get(split) or ""):
+                raise LineageError(f"--task-data {task}: {split} file {files.get(split)!r}: no such file")
+    if not args.corpus and not args.dataset_name and not (SAMPLES / "corpus.train.txt").is_file():
+        raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
+    return SCALES[args.scale]
+

@@ -1,0 +1,238 @@
+"""Baselines (hf_lineage.lineage.baselines) and uncertainty (hf_lineage.lineage.statistics) on tiny hand-made data."""
+
+import random
+import time
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from hf_lineage.lineage import baselines as B
+from hf_lineage.lineage import statistics as S
+
+# --------------------------------------------------------------------------- baselines
+
+
+def test_most_frequent_tag_rules():
+    train = [
+        {"tokens": ["The", "dog", "runs"], "tags": ["DET", "NOUN", "VERB"]},
+        {"tokens": ["The", "run", "ends"], "tags": ["DET", "NOUN", "VERB"]},
+        {"tokens": ["We", "run", "home"], "tags": ["PRON", "VERB", "ADV"]},
+        {"tokens": ["They", "run", "a", "dog"], "tags": ["PRON", "VERB", "DET", "NOUN"]},
+        {"tokens": ["Light", "light"], "tags": ["ADJ", "NOUN"]},
+    ]
+    validation = [{"tokens": ["the", "run", "cat", "RUNS", "light", "LIGHT"], "tags": ["DET"] * 6}]
+    # the → lowercase of "The" (DET); run → VERB 2 : NOUN 1; cat → unknown → the overall most frequent tag (NOUN 4
+    # and VERB 4 tie, alphabetical: NOUN); RUNS → lowercase "runs" → VERB; light (exact) → NOUN;
+    # LIGHT → lowercase pool {ADJ 1, NOUN 1}, a tie → NOUN, the more frequent overall.
+    assert B.most_frequent_tag(train, validation) == [["DET", "VERB", "NOUN", "VERB", "NOUN", "NOUN"]]
+
+
+def test_majority_class():
+    train = [{"tokens": ["a", "b"], "tags": ["X", "Y"]}, {"tokens": ["c"], "tags": ["Y"]}]
+    assert B.majority_class(train, [{"tokens": ["d", "e", "f"], "tags": ["X"] * 3}], "labeling") == [["Y"] * 3]
+    rows = [{"sentence": "s", "label": label} for label in ("b", "a", "b", "a", "c")]
+    assert B.majority_class(rows, rows[:2], "classification") == ["a", "a"]  # tie a/b: alphabetical
+    with pytest.raises(ValueError):
+        B.majority_class(rows, rows, "generation")
+
+
+def test_bag_of_words_learns_punctuation_and_words():
+    rng = random.Random(0)
+    filler = ["red", "green", "blue", "cat", "dog", "house", "tree", "car", "road", "lake"]
+
+    def row(i):
+        words = rng.sample(filler, 4)
+        question = i % 2 == 0
+        label = "question" if question else "statement"
+        return {"sentence": " ".join(words) + (" ?" if question else " ."), "label": label}
+
+    train = [row(i) for i in range(60)]
+    validation = [row(i) for i in range(20)]
+    predictions = B.bag_of_words_logistic_regression(train, validation, "classification", seed=0)
+    assert predictions == [r["label"] for r in validation]  # "?" and "." must be features
+    assert predictions == B.bag_of_words_logistic_regression(train, validation, "classification", seed=0)
+
+
+def test_pair_overlap_features_generalize_to_unseen_words():
+    rng = random.Random(1)
+
+    def pairs(vocabulary, count):
+        out = []
+        for i in range(count):
+            first = rng.sample(vocabulary, 5)
+            if i % 2 == 0:
+                second, label = rng.sample(first, 5), "same"
+            else:
+                second, label = rng.sample([w for w in vocabulary if w not in first], 5), "different"
+            out.append({"sentence1": " ".join(first), "sentence2": " ".join(second), "label": label})
+        return out
+
+    train = pairs([f"w{i}" for i in range(40)], 80)
+    validation = pairs([f"v{i}" for i in range(40)], 40)  # no word seen in training: only overlap can tell
+    predictions = B.bag_of_words_logistic_regression(train, validation, "pairs", seed=0)
+    assert predictions == [r["label"] for r in validation]
+
+
+def test_mr_parsing_and_groups():
+    assert B.parse_mr("name [ The Eagle ] , eatType [ coffee shop ] , customer rating [ 5 out of 5 ]") == {
+        "name": "The Eagle", "eatType": "coffee shop", "customer rating": "5 out of 5"}
+    parsed = B.parse_mr("name [ The Eagle ] , eatType [ coffee shop ] , priceRange [ £20 - 25 ]")
+    assert parsed == {"name": "The Eagle", "eatType": "coffee shop", "priceRange": "£20 - 25"}
+    assert B.parse_mr("name[Aromi], area[riverside]") == {"name": "Aromi", "area": "riverside"}
+    rows = [{"mr": "b", "ref": "1"}, {"mr": "a", "ref": "2"}, {"mr": "b", "ref": "3"}]
+    assert B.mr_groups(rows) == (["b", "a"], [["1", "3"], ["2"]])
+    assert B.mr_groups([{"source": "s", "target": "t"}]) == (["s"], [["t"]])
+
+
+def test_nearest_mr_retrieval_picks_and_substitutes():
+    train = [
+        {"mr": "name [ Alpha ] , eatType [ pub ] , food [ Thai ]", "ref": "Alpha is a Thai pub ."},
+        {"mr": "name [ Beta ] , eatType [ coffee shop ] , food [ Thai ] , near [ Gamma ]",
+         "ref": "Beta is a Thai coffee shop near Gamma ."},
+        {"mr": "name [ Beta ] , eatType [ coffee shop ] , food [ Thai ] , near [ Gamma ]", "ref": "second ref"},
+        {"mr": "name [ Zeta ] , eatType [ coffee shop ] , area [ riverside ]", "ref": "Zeta is by the river ."},
+        {"mr": "name [ Eta ] , eatType [ coffee shop ] , area [ riverside ]", "ref": "Eta is by the river too ."},
+    ]
+    validation = [
+        # overlap 2 (coffee shop, Thai) with Beta, 1 with Alpha/Zeta/Eta → Beta; names substituted; Gamma → Beta
+        # and Beta → Delta at once (no chaining).
+        {"mr": "name [ Delta ] , eatType [ coffee shop ] , food [ Thai ] , near [ Beta ]", "ref": "x"},
+        {"mr": "name [ Delta ] , eatType [ coffee shop ] , food [ Thai ] , near [ Beta ]", "ref": "y"},
+        # overlap 2 with Zeta and with Eta (same slots too): the first in the file wins.
+        {"mr": "name [ Omega ] , eatType [ coffee shop ] , area [ riverside ]", "ref": "z"},
+    ]
+    assert B.nearest_mr_retrieval(train, validation) == [
+        "Delta is a Thai coffee shop near Beta .", "Omega is by the river ."]
+
+
+# --------------------------------------------------------------------------- per-unit scores and BLEU
+
+
+def test_unit_scores():
+    gold = [["A", "B"], ["C"]]
+    flat = S.unit_scores("labeling", [["A", "X"], ["C"]], gold)
+    np.testing.assert_array_equal(flat, [1, 0, 1])
+    grouped = S.unit_scores("labeling", [["A", "X"], ["C"]], gold, by_sentence=True)
+    assert [g.tolist() for g in grouped] == [[1, 0], [1]]
+    np.testing.assert_array_equal(S.unit_scores("pairs", ["a", "b"], ["a", "a"]), [1, 0])
+    with pytest.raises(ValueError):
+        S.unit_scores("classification", ["a"], ["a", "b"])
+    with pytest.raises(ValueError):
+        S.unit_scores("labeling", [["A"]], [["A", "B"]])
+
+
+OUTPUTS = [
+    "The Eagle is a cheap coffee shop near Burger King .",
+    "Aromi is a family friendly pub in the city centre .",
+    "Nothing matches here at all",
+    "Zizzi serves Italian food",
+]
+REFERENCES = [
+    ["The Eagle is a low priced coffee shop near Burger King .", "Near Burger King , The Eagle is a cheap café ."],
+    ["Aromi is a pub in the city centre .", "In the city centre , Aromi is a family friendly pub .",
+     "Aromi , a pub , welcomes families in the centre ."],
+    ["The Mill is a restaurant ."],
+    ["Zizzi serves Italian food near the river .", "Italian food is served at Zizzi ."],
+]
+
+
+def test_bleu_from_statistics_equals_sacrebleu_with_ragged_references():
+    stats = S.bleu_statistics(OUTPUTS, REFERENCES)
+    assert stats.shape == (4, 10)
+    most = max(len(r) for r in REFERENCES)
+    with_none = [[r[i] if i < len(r) else None for r in REFERENCES] for i in range(most)]
+    expected = sacrebleu.corpus_bleu(OUTPUTS, with_none).score
+    assert 0 < expected < 100
+    assert abs(S.bleu_from_statistics(stats) - expected) < 1e-9
+    # The generation recipe pads by repeating the first reference: the same score.
+    repeated = [[r[i] if i < len(r) else r[0] for r in REFERENCES] for i in range(most)]
+    assert abs(S.bleu_from_statistics(stats) - sacrebleu.corpus_bleu(OUTPUTS, repeated).score) < 1e-9
+    # Any subset of sentences: the statistics of those rows give that subset's corpus BLEU.
+    subset = [0, 2, 3]
+    expected = sacrebleu.corpus_bleu([OUTPUTS[i] for i in subset],
+                                     [[r[i] if i < len(r) else None for r in [REFERENCES[j] for j in subset]]
+                                      for i in range(2)]).score
+    assert abs(S.bleu_from_statistics(stats[subset]) - expected) < 1e-9
+    assert S.bleu_from_statistics(stats.sum(axis=0)) == S.bleu_from_statistics(stats)
+
+
+def test_repetition_and_distinct():
+    assert S.repetition(["a b c a b c"]) == pytest.approx(0.25)  # abc bca cab abc: one of four repeats
+    assert S.repetition(["a b c d e f", "one two three"]) == 0.0
+    assert S.repetition(["a b c a b c", "x y z w", "hi"]) == pytest.approx(0.125)  # "hi" has no 3-gram: left out
+    assert S.distinct_n(["a b a b"]) == pytest.approx(2 / 3)
+    assert S.distinct_n(["a b", "a b"]) == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_of_constant_is_degenerate():
+    assert S.bootstrap_interval("classification", np.ones(200)) == (1.0, 1.0)
+    assert S.bootstrap_interval("classification", np.zeros(200)) == (0.0, 0.0)
+
+
+def test_bootstrap_half_and_half():
+    x = np.tile([0.0, 1.0], 500)
+    low, high = S.bootstrap_interval("pairs", x, n=1000, seed=0)
+    assert low < 0.5 < high
+    assert 0.05 < high - low < 0.075  # 2 × 1.96 × sqrt(0.25 / 1000) ≈ 0.062
+    assert S.bootstrap_interval("pairs", x, n=1000, seed=0) == (low, high)
+    assert S.bootstrap_interval("pairs", x, n=1000, seed=1) != (low, high)
+    narrow = S.bootstrap_interval("pairs", x, confidence=0.5)
+    assert low < narrow[0] < narrow[1] < high
+
+
+def test_labeling_bootstrap_resamples_sentences():
+    # 20 sentences of 50 tokens, half all right and half all wrong: 20 independent units, not 1000.
+    sentences = [np.full(50, float(i % 2)) for i in range(20)]
+    low, high = S.bootstrap_interval("labeling", sentences)
+    token_low, token_high = S.bootstrap_interval("accuracy", np.concatenate(sentences))
+    assert low < 0.5 < high
+    assert high - low > 3 * (token_high - token_low)
+    assert S.point_estimate("labeling", sentences) == 0.5
+    # per-token accuracy (micro), not the mean of sentence accuracies
+    assert S.point_estimate("labeling", [np.ones(3), np.zeros(1)]) == 0.75
+    with pytest.raises(ValueError):
+        S.bootstrap_interval("labeling", np.concatenate(sentences))  # a flat token array would resample tokens
+
+
+def test_bleu_bootstrap():
+    stats = S.bleu_statistics(OUTPUTS * 5, REFERENCES * 5)
+    low, high = S.bootstrap_interval("generation", stats, n=200, seed=3)
+    assert low <= S.bleu_from_statistics(stats) <= high and low < high
+    assert (low, high) == S.bootstrap_interval("generation", stats, n=200, seed=3)
+
+
+def test_paired_difference():
+    x = np.tile([0.0, 1.0], 300)
+    assert tuple(S.paired_bootstrap_difference(x, x, "pairs")) == (0.0, 0.0, 0.0)
+    better = S.paired_bootstrap_difference(np.ones(600), x, "pairs")
+    assert better.difference == 0.5 and 0 < better.low < 0.5 < better.high
+    # Paired: a constant offset on the same units has no sampling noise at all.
+    a, b = np.r_[np.ones(300), np.zeros(300)], np.r_[np.ones(300), np.zeros(300)]
+    b[0] = 0.0
+    shifted = S.paired_bootstrap_difference(a, b, "classification")
+    assert shifted.difference == pytest.approx(1 / 600) and shifted.high - shifted.low < 0.01
+    sentences = [np.ones(4), np.zeros(2), np.ones(3)]
+    assert tuple(S.paired_bootstrap_difference(sentences, sentences, "labeling")) == (0.0, 0.0, 0.0)
+    stats = S.bleu_statistics(OUTPUTS, REFERENCES)
+    assert tuple(S.paired_bootstrap_difference(stats, stats, "generation", n=100)) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        S.paired_bootstrap_difference(np.ones(3), np.ones(4))
+
+
+def test_bootstrap_is_fast():
+    x = (np.random.default_rng(0).random(15_000) < 0.8).astype(float)
+    start = time.perf_counter()
+    S.bootstrap_interval("accuracy", x, n=1000)
+    S.bootstrap_interval("labeling", np.array_split(x, 1000))
+    assert time.perf_counter() - start < 2.0  # well under a second when the machine is not loaded
+
+
+def test_mean_and_spread():
+    spread = S.mean_and_spread([1.0, 2.0, 3.0])
+    assert spread == (2.0, 1.0, 1.0, 3.0)
+    assert spread._asdict() == {"mean": 2.0, "std": 1.0, "min": 1.0, "max": 3.0}
+    assert S.mean_and_spread([0.5]).std is None
