@@ -47,7 +47,8 @@ def full_run(tmp_path_factory):
         patch.setattr(GenerationMixin, "generate", generate_several_tokens)
         for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
             patch.delenv(name, raising=False)
-        code = cli_main(["lineage", "--output-dir", str(out), *MINIMAL])
+        # --workers 0: every cell in this process, where the patches above apply
+        code = cli_main(["lineage", "--output-dir", str(out), *MINIMAL, "--workers", "0"])
     return out, code, json.loads((out / "results.json").read_text())
 
 
@@ -125,7 +126,7 @@ def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(f
 def test_a_rerun_reuses_every_finished_stage(full_run):
     out, _, results = full_run
     again = experiment.run_lineage(experiment.arguments_from_namespace(
-        vars(experiment.build_parser().parse_args(["--output-dir", str(out), *MINIMAL]))))
+        vars(experiment.build_parser().parse_args(["--output-dir", str(out), *MINIMAL, "--workers", "0"]))))
     stages = [*again["pretraining"].values(), *again["finetuning"]]
     assert all(stage["reused"] for stage in stages)
     assert [c["score"] for c in again["finetuning"]] == [c["score"] for c in results["finetuning"]]
@@ -158,11 +159,29 @@ def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_r
     assert all(stage["reused"] for stage in results["pretraining"].values())
 
 
+def test_two_runs_with_the_same_arguments_give_identical_numbers(tmp_path):
+    """Reproducible end to end: the WordPiece and BPE vocabularies, pretraining, the dev split, early stopping and
+    the cells run in parallel child processes (two at a time) give the same scores, intervals and baselines."""
+    args = ["--families", "gpt", "bert", "--tasks", "labeling", "pairs", *MINIMAL, "--curve-sizes", "--workers", "2"]
+    runs = []
+    for name in ("first", "second"):
+        assert cli_main(["lineage", "--output-dir", str(tmp_path / name), *args]) == 0
+        runs.append(json.loads((tmp_path / name / "results.json").read_text()))
+    for key in ("finetuning", "baselines"):
+        numbers = [[{k: v for k, v in entry.items() if k in ("score", "interval", "dev_score", "epochs_run")}
+                    for entry in (run[key] if key == "finetuning" else sum(run[key].values(), []))] for run in runs]
+        assert numbers[0] == numbers[1]
+    assert [runs[0]["pretraining"][f]["validation"] for f in ("gpt", "bert")] == [
+        runs[1]["pretraining"][f]["validation"] for f in ("gpt", "bert")]
+
+
 @pytest.mark.parametrize("bad, message", [
     (["--families", "gpt", "lstm"], "--families: unknown ['lstm']"),
     (["--corpus", "no/such/file.txt"], "no/such/file.txt: no such file"),
     (["--budget-words", "10", "--budget-seconds", "5"], "not both"),
     (["--task-data", "tagging", "a", "b"], "unknown task 'tagging'"),
+    (["--seeds", "0"], "--seeds must be at least 1"),
+    (["--curve-sizes", "100", "0"], "must be positive"),
 ])
 def test_bad_arguments_exit_2_and_write_nothing(tmp_path, capsys, bad, message):
     out = tmp_path / "report"

@@ -94,8 +94,8 @@ def prepare_task_data(task: str, files: dict, sizes: list[int], n_validation: in
       early stopping and the best checkpoint; never the validation data, and disjoint from every training subset;
     - ``train-<n>`` for each labelled-set size ``n``: the first ``n`` examples of the rest (nested: the 100 are among
       the 300), so a learning curve adds data without changing what was already there. For labelled tasks the first
-      later example of any label the validation set or the dev split has but the subset lacks is added (the recipes refuse labels
-      never seen in training), and recorded;
+      later example of any label the validation set or the dev split has but the subset lacks is added (the
+      recipes refuse labels never seen in training), and recorded;
     - ``validation``: the first ``n_validation`` examples of the validation file (None: all), cut back to whole
       meaning representations for generation (each is scored against all its references).
     """

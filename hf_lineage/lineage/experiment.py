@@ -2,28 +2,30 @@
 
 Every requested family (NNLM → word2vec → ELMo → GPT → BERT) is pretrained on the same corpus with the same budget
 by the shared engine (``hf_lineage.pretrain``), then fine-tuned on the four task types by the recipes' own code
-(``hf_lineage.tasks``), and the numbers go into ``report.md``, ``results.json`` and PNG plots (``report.py``).
+(``hf_lineage.tasks``); the numbers go into ``report.md``, ``results.json`` and PNG plots.
 
-    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~12 min on CPU
+    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~15 min on CPU
+    hf-lineage lineage --seeds 3                         # mean and spread over three seeds
     hf-lineage lineage --scale small --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens
     accelerate launch -m hf_lineage.lineage --scale base --dataset-name wikitext --dataset-config wikitext-103-raw-v1
 
-The budget is the same for every family: ``--budget-words`` corpus words seen (the default: the scale's number of
-passes over the corpus; one pass shows every family every word once, whatever its tokenizer) or ``--budget-seconds``
-of training each. Each family is then used three ways on the understanding tasks (sequence labeling,
-classification, sentence pairs): **frozen** (its pretrained network fixed, a task model on top, as static vectors and
-ELMo were used), **finetuned** (every weight trained, as GPT and BERT are), and **scratch** (the same architecture
-untrained: does pretraining help on small labelled data?). The main table shows each family the way its paper used
-it (``MAIN_VARIANT``).
+The steps, one module each: ``settings`` (what runs), ``data`` (the corpus; each task's training subsets, dev split
+and validation set), ``pretraining`` (the budget: by default equal time per family, fixed as corpus words so a run is
+reproducible; ``--budget-words`` equal data, ``--budget-seconds`` wall-clock), ``finetuning`` (one cell: a family
+used one way — **frozen**, **finetuned** or from **scratch** — on one task at one labelled-set size, trained until
+its dev split stops improving), ``baselines`` and ``scoring``/``statistics`` (scores, bootstrap intervals, seeds),
+``claims`` (verdicts), ``plots`` and ``report``. The main table shows each family the way its paper used it
+(``MAIN_VARIANT``); the learning curves repeat the pretrained and from-scratch cells at several labelled-set sizes.
 
-Every stage (one task's data, one pretraining, one fine-tuning) runs in its own folder under
-``<output-dir>/stages/`` and records ``stage.json`` when it ends: a re-run with the same settings reuses finished stages, a stage that fails is recorded
-with its error (in the table and the report) and the rest continue.
+Every stage (one task's data, one pretraining, one fine-tuning cell and seed) runs in its own folder under
+``<output-dir>/stages/`` and records ``stage.json`` when it ends: a re-run with the same settings reuses finished
+stages, and a stage that fails is recorded with its error (in the table and the report) while the rest continue.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -34,14 +36,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from . import report
+from . import claims, plots, report
 from .data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import cell_variants, finetune, pretrained_variant
-from .scoring import gold_of, score_baselines, score_predictions
 from .pretraining import describe_budget, pretrain_family
+from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
-    DEFAULT_VARIANTS, FAMILY_ORDER, GENERATION_VARIANT, MAIN_VARIANT, SAMPLES, SCALES, TASKS, VARIANTS, LineageArguments, LineageError,
-    Scale, check_arguments)
+    DEFAULT_VARIANTS,
+    FAMILY_ORDER,
+    GENERATION_VARIANT,
+    MAIN_VARIANT,
+    SAMPLES,
+    SCALES,
+    TASKS,
+    VARIANTS,
+    LineageArguments,
+    LineageError,
+    Scale,
+    check_arguments,
+)
 from .stages import Stages, process_state
 
 
@@ -89,13 +102,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
             pretraining[family].append(record)
             clock["pretraining"] += record["seconds"] or 0
 
-    runs = []  # one per cell and seed
-    for seed in seeds:
-        for task, family, variant, size in cells:
-            run = run_finetuning_stage(stages, task, family, variant, size, seed, task_data[task],
-                                       pretraining[family][seeds.index(seed)], args, scale)
-            runs.append(run)
-            clock["fine-tuning"] += run["seconds"] or 0
+    begun = time.time()
+    runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
+    clock["fine-tuning"] += time.time() - begun
 
     begun = time.time()
     finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
@@ -115,8 +124,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     if stages.state.is_main_process:
         baseline_units = {task: {summary["name"]: units for summary, units in rows}
                           for task, rows in baseline_rows.items()}
-        results["claims"] = report.evaluate_claims(results, scored=scored, baselines=baseline_units)
-        results["plots"] = report.write_plots(results, out)
+        results["claims"] = claims.evaluate_claims(results, scored=scored, baselines=baseline_units)
+        results["plots"] = plots.write_plots(results, out)
         clock["scores, claims and report"] = time.time() - begun
         results["time_split"] = {name: round(seconds, 1) for name, seconds in clock.items()}
         results["seconds_total"] = round(time.time() - started, 1)  # this invocation
@@ -170,25 +179,47 @@ def run_pretraining_stage(stages, family, seed, args, scale, corpus) -> dict:
             "seconds": record["seconds"], "seed": seed, **record["result"]}
 
 
-def run_finetuning_stage(stages, task, family, variant, size, seed, data, pretrained, args, scale) -> dict:
-    entry = {"family": family, "task": task, "variant": variant, "train_size": size, "seed": seed}
-    if data["status"] != "ok":  # the cell cannot run: its data is unreadable
-        stages.done += 1
-        return {**entry, "status": "failed", "error": f"task data: {data['error']}", "reused": False, "seconds": None}
-    if pretrained["status"] != "ok":
-        stages.done += 1
-        return {**entry, "status": "skipped", "error": f"pretraining {family} failed", "reused": False,
-                "seconds": None}
-    files = {"train": data["files"][f"train-{size}"], "dev": data["files"]["dev"],
-             "validation": data["files"]["validation"]}
-    spec = {**entry, "pretrained": pretrained["model"], "data": files, "scale": asdict(scale),
-            "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision}
-    name = f"{task}-{family}-{variant}" + (f"-{size}" if size != (args.task_train or scale.task_train) else "") + (
-        f"-seed{seed}" if seed != args.seed else "")
-    record = stages.run(name, spec, lambda folder: finetune(family, task, variant, Path(pretrained["model"]), files,
-                                                            scale, args, seed, folder))
-    return {**entry, "status": record["status"], "error": record["error"], "reused": record["reused"],
-            "seconds": record["seconds"], **record["result"]}
+def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale) -> list[dict]:
+    """Every (cell, seed), ``args.workers`` at a time; one entry per cell and seed, in order."""
+    entries, jobs = [], []
+    main_size = args.task_train or scale.task_train
+    for seed in seeds:
+        for task, family, variant, size in cells:
+            entry = {"family": family, "task": task, "variant": variant, "train_size": size, "seed": seed}
+            data, pretrained = task_data[task], pretraining[family][seeds.index(seed)]
+            if data["status"] != "ok":  # the cell cannot run: its data is unreadable
+                entries.append({**entry, "status": "failed", "error": f"task data: {data['error']}"})
+            elif pretrained["status"] != "ok":
+                entries.append({**entry, "status": "skipped", "error": f"pretraining {family} failed"})
+            else:
+                files = {"train": data["files"][f"train-{size}"], "dev": data["files"]["dev"],
+                         "validation": data["files"]["validation"]}
+                spec = {**entry, "pretrained": pretrained["model"], "data": files, "scale": asdict(scale),
+                        "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision}
+                name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
+                    f"-seed{seed}" if seed != args.seed else "")
+                work = functools.partial(finetune, family, task, variant, Path(pretrained["model"]), files, scale,
+                                         args, seed)
+                entries.append(entry)
+                jobs.append((len(entries) - 1, (name, spec, work)))
+                continue
+            stages.done += 1
+            entries[-1].update(reused=False, seconds=None)
+    records = stages.run_many([job for _, job in jobs], workers=finetuning_workers(args))
+    for (index, _), record in zip(jobs, records):
+        entries[index].update(status=record["status"], error=record["error"], reused=record["reused"],
+                              seconds=record["seconds"], **record["result"])
+    return entries
+
+
+def finetuning_workers(args) -> int:
+    """Cells run in parallel child processes of one torch thread each on a CPU-only machine (small models keep two
+    threads of one process far less busy than two processes); with a GPU, one at a time in this process."""
+    import torch
+
+    if args.workers is not None:
+        return args.workers
+    return 0 if torch.cuda.is_available() else min(4, os.cpu_count() or 1)
 
 
 def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dict], dict]:
@@ -296,6 +327,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="the most fine-tuning epochs; early stopping on the dev split usually ends sooner (default: the scale's)")
     add("--curve-sizes", nargs="*", type=int, metavar="N",
         help="labelled-set sizes of the learning curves (default: the scale's; none: no curves)")
+    add("--workers", type=int, help="fine-tuning cells run at once, each in a child process with one torch thread "
+        "(default: the CPU cores, at most 4; with a GPU: 0, one at a time in this process)")
     add("--seeds", type=int, default=1, help="run everything with this many seeds (--seed, --seed + 1, ...) and "
         "report their mean and spread (default: %(default)s)")
     add("--mixed-precision", choices=["no", "bf16", "fp16"], help="default: the scale's")

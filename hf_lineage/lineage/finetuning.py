@@ -7,7 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
-from .settings import GENERATION_VARIANT, MAIN_VARIANT, TASKS, VARIANTS, LineageArguments, Scale
+from .settings import (
+    GENERATION_VARIANT,
+    MAIN_VARIANT,
+    TASKS,
+    VARIANTS,
+    LineageArguments,
+    Scale,
+)
 from .stages import process_state
 
 
@@ -30,9 +37,14 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
              seed: int, folder: Path) -> dict:
     """One fine-tuning cell with the recipes' own ``run`` (the code behind ``recipes/<task>.py``): trained on
     ``data["train"]`` for at most the scale's epochs, evaluated on ``data["dev"]`` after every epoch, stopped when the
-    dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict ``data["validation"]``.
+    dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict
+    ``data["validation"]``.
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
-    from transformers import EarlyStoppingCallback, Seq2SeqTrainingArguments, TrainingArguments
+    from transformers import (
+        EarlyStoppingCallback,
+        Seq2SeqTrainingArguments,
+        TrainingArguments,
+    )
 
     from ..tasks import classification, generation, labeling
     from ..tasks.common import DataTrainingArguments, ModelArguments

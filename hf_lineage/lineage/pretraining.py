@@ -113,7 +113,8 @@ def family_budget_words(family: str, args: LineageArguments, scale: Scale, corpu
 def describe_budget(args: LineageArguments, scale: Scale, corpus_words: int) -> dict:
     if args.budget_seconds:
         return {"kind": "seconds", "seconds": args.budget_seconds, "words": None, "epochs": None,
-                "description": f"{args.budget_seconds:g} s of pretraining per family, measured while it runs (word2vec: "
+                "description": f"{args.budget_seconds:g} s of pretraining per family, measured while it runs "
+                               "(word2vec: "
                                "the whole passes a first pass says fit); not reproducible run to run"}
     if equal_time(args, scale):
         words = {family: scale.equal_time_words[family] for family in args.families}

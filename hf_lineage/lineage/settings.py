@@ -157,6 +157,7 @@ class LineageArguments:
     finetune_epochs: float | None = None
     curve_sizes: list[int] | None = None  # None: the scale's; [] turns the learning curves off
     seeds: int = 1  # run everything with seeds seed, seed + 1, ... and report mean and spread
+    workers: int | None = None  # fine-tuning cells at once (None: the CPU cores, at most 4; 0: in this process)
     mixed_precision: str | None = None
     seed: int = 0
     rerun: bool = False  # ignore finished stages

@@ -34,59 +34,111 @@ class Stages:
 
     def run(self, name: str, spec: dict, work) -> dict:
         """``work(folder)`` returns the stage's result dict; returns the record (status, error, result...)."""
-        self.done += 1
-        spec = json.loads(json.dumps(spec))  # as stage.json holds it (tuples become lists)
-        folder, where = self.folder(name), f"[{self.done}/{self.total}] {name}"
-        record_path = folder / "stage.json"
-        if record_path.is_file() and not self.rerun:
-            record = json.loads(record_path.read_text())
-            if record.get("status") == "ok" and record.get("spec") == spec:
-                self.print(f"{where}: finished before, reused")
-                return {**record, "reused": True}
-        self.state.wait_for_everyone()
-        if self.state.is_main_process and folder.exists():
-            shutil.rmtree(folder)  # a failed, unfinished or differently-specified earlier attempt
-        self.state.wait_for_everyone()
+        spec, folder, where = self._begin(name, spec)
+        reused = self._finished(folder, spec, where)
+        if reused:
+            return reused
+        self._clear(folder)
         self.print(f"{where}: running")
-        started = time.time()
-        try:
-            result = work(folder)
-            record = {"status": "ok", "error": None, "result": result}
-        except Exception as error:  # noqa: BLE001 - a failed stage is reported and the rest continue
-            message = f"{type(error).__name__}: {error}".strip().splitlines()[0][:300]
-            record = {"status": "failed", "error": message, "result": {}}
-            rank = self.state.process_index
-            trace = folder / ("error.txt" if rank == 0 else f"error.process{rank}.txt")
-            folder.mkdir(parents=True, exist_ok=True)
-            trace.write_text(traceback.format_exc())
-            on = f" on process {rank}" if self.state.num_processes > 1 else ""
-            print(f"hf-lineage lineage {where}: FAILED{on} ({message}); the traceback is in {trace}", flush=True)
+        record = attempt(work, folder, where, self.state.process_index, self.state.num_processes > 1)
         if self.state.num_processes > 1:
             # Every process must record the same outcome, or they would part ways at the next stage's barriers.
             from accelerate.utils import gather_object
 
             errors = [e for e in gather_object([record["error"]]) if e]
             if errors and record["status"] == "ok":
-                record = {"status": "failed", "error": f"on another process: {errors[0]}", "result": {}}
-        record.update(spec=spec, seconds=round(time.time() - started, 2), reused=False)
+                record = {**record, "status": "failed", "error": f"on another process: {errors[0]}", "result": {}}
+        self._end(folder, spec, where, record)
+        self.state.wait_for_everyone()
+        return record
+
+    def run_many(self, jobs: list[tuple], workers: int) -> list[dict]:
+        """``run`` for each ``(name, spec, work)`` job, ``workers`` at a time in child processes, each limited to one
+        torch thread (so a cell's numbers do not depend on how many run beside it); records in the jobs' order.
+        ``work`` must pickle (a ``functools.partial`` of a module-level function). ``workers=0``, or several
+        processes under ``accelerate launch`` (which train each stage together), run the jobs here, one by one."""
+        if workers < 1 or self.state.num_processes > 1:
+            return [self.run(name, spec, work) for name, spec, work in jobs]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        records, waiting = [None] * len(jobs), {}
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or Trainer state shared
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_one_torch_thread) as pool:
+            for i, (name, spec, work) in enumerate(jobs):
+                spec, folder, where = self._begin(name, spec)
+                records[i] = self._finished(folder, spec, where)
+                if records[i] is None:
+                    self._clear(folder)
+                    waiting[i] = (pool.submit(attempt, work, folder, where, 0, False), spec, folder, where)
+            for i, (future, spec, folder, where) in waiting.items():
+                record = future.result()
+                self._end(folder, spec, where, record)
+                records[i] = record
+        return records
+
+    def _begin(self, name: str, spec: dict):
+        self.done += 1
+        spec = json.loads(json.dumps(spec))  # as stage.json holds it (tuples become lists)
+        return spec, self.folder(name), f"[{self.done}/{self.total}] {name}"
+
+    def _finished(self, folder: Path, spec: dict, where: str) -> dict | None:
+        record_path = folder / "stage.json"
+        if record_path.is_file() and not self.rerun:
+            record = json.loads(record_path.read_text())
+            if record.get("status") == "ok" and record.get("spec") == spec:
+                self.print(f"{where}: finished before, reused")
+                return {**record, "reused": True}
+        return None
+
+    def _clear(self, folder: Path) -> None:
+        self.state.wait_for_everyone()
+        if self.state.is_main_process and folder.exists():
+            shutil.rmtree(folder)  # a failed, unfinished or differently-specified earlier attempt
+        self.state.wait_for_everyone()
+
+    def _end(self, folder: Path, spec: dict, where: str, record: dict) -> None:
+        record.update(spec=spec, reused=False)
         if self.state.is_main_process:
             folder.mkdir(parents=True, exist_ok=True)
             partial = folder / "stage.json.partial"
             partial.write_text(json.dumps(record, indent=2))
-            partial.rename(record_path)
+            partial.rename(folder / "stage.json")
         if record["status"] == "ok":
             self.print(f"{where}: done in {record['seconds']:.1f} s{summary(record['result'])}")
-        self.state.wait_for_everyone()
-        return record
 
     def print(self, message: str) -> None:
         if self.state.is_main_process:
             print(f"hf-lineage lineage {message}", flush=True)
 
 
+def attempt(work, folder: Path, where: str, rank: int, distributed: bool) -> dict:
+    """Run one stage's ``work(folder)``; an exception becomes a failed record and a traceback file."""
+    started = time.time()
+    try:
+        record = {"status": "ok", "error": None, "result": work(folder)}
+    except Exception as error:  # noqa: BLE001 - a failed stage is reported and the rest continue
+        message = f"{type(error).__name__}: {error}".strip().splitlines()[0][:300]
+        record = {"status": "failed", "error": message, "result": {}}
+        trace = folder / ("error.txt" if rank == 0 else f"error.process{rank}.txt")
+        folder.mkdir(parents=True, exist_ok=True)
+        trace.write_text(traceback.format_exc())
+        on = f" on process {rank}" if distributed else ""
+        print(f"hf-lineage lineage {where}: FAILED{on} ({message}); the traceback is in {trace}", flush=True)
+    record["seconds"] = round(time.time() - started, 2)
+    return record
+
+
+def _one_torch_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def summary(result: dict) -> str:
     if result.get("dev_score") is not None:
-        return f": best dev score {result['dev_score']:.4f} at epoch {result['best_epoch']:g} of {result['epochs_run']:g}"
+        return (f": best dev score {result['dev_score']:.4f} at epoch {result['best_epoch']:g} of "
+                f"{result['epochs_run']:g}")
     if "validation_examples" in result:
         sizes = ", ".join(str(subset["examples"]) for subset in result["subsets"].values())
         return (f": training subsets of {sizes}, {result['dev_examples']} dev, {result['validation_examples']} "

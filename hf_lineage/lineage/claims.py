@@ -1,0 +1,453 @@
+"""The claims of the seeds, judged from the lineage's numbers by rules fixed before any number is looked at.
+
+``evaluate_claims(results, scored, baselines)`` returns one verdict per claim with its rule, its evidence and every
+pairwise comparison behind it. With ``scored`` (the cells' pooled per-unit values from ``scoring``), two systems are
+compared on the same validation units by a paired bootstrap and, with several seeds, seed by seed; results without
+them (a results dict written by hand) fall back to a binomial noise band. Deterministic, no network.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+FAMILY_NAMES = {"nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT", "bert": "BERT"}
+VARIANTS = ("frozen", "finetuned", "scratch")
+
+NOISE_RULE = (
+    "Two scores are compared on the same validation units: the paired bootstrap (1,000 resamples of the units — "
+    "sentences for labeling — scoring both systems on each) gives a 95 % interval of the difference, and with "
+    "several seeds each seed's difference is computed too. A claimed a < b holds when the interval lies above 0 and "
+    "every seed agrees; it is reversed in the mirror case, and within noise otherwise. (Results without per-unit "
+    "predictions, e.g. written by hand, fall back to a noise band: for a metric that is an accuracy over n "
+    "validation units (words "
+    "for labeling, examples otherwise), margin = 1.96 · sqrt(p(1 − p) · 2 / n) with p = (a + b) / 2 — two independent "
+    "binomial proportions, normal approximation, about 95 %. A claimed a < b holds when b − a > margin, is reversed "
+    "when a − b > margin, and is within noise otherwise. A metric that is not an accuracy gets margin 0 (no noise "
+    "estimate). Only understanding tasks count, and only cells that ran to the end."
+)
+CLAIMS = {
+    "understanding_order": (
+        "Static word vectors < ELMo < GPT < BERT on understanding tasks.",
+        "Each family is used as its paper uses it (the main table's cells). 'Static' is the better of NNLM and "
+        "word2vec on each task, which is generous to static vectors. On each task the groups that have a score are "
+        "compared in the claimed order, each with the next one that has a score (static < ELMo, ELMo < GPT, "
+        "GPT < BERT; across a gap when a group has none). Not tested: no task has scores for two groups. "
+        "Confirmed: no comparison is reversed and more than half hold. Not confirmed: some pair is reversed on more "
+        "than half of the tasks it was compared on, or the groups' scores averaged over the tasks they all have are "
+        "out of the claimed order while at least one comparison is reversed. Inconclusive: anything else. ",
+    ),
+    "bidirectional": (
+        "Bidirectional context beats unidirectional context.",
+        "BERT (bidirectional) against GPT (unidirectional; same size and pretraining budget), both fine-tuned (each "
+        "family's fine-tuned cell; its main cell when it has none), on each understanding task. Not tested: no task "
+        "has both. Confirmed: BERT > GPT holds on more than half of the tasks and is reversed on none. Not "
+        "confirmed: reversed on more than half. Inconclusive: anything else. ",
+    ),
+    "pretraining_helps": (
+        "Pretraining beats training from scratch on small labelled data.",
+        "For every family and understanding task with both a from-scratch cell (same architecture, random "
+        "initialisation, every parameter trained) and a pretrained cell (the fine-tuned one when it exists, else "
+        "the main one): pretrained against scratch. Not tested: no such pair. Confirmed: pretrained > scratch holds "
+        "for more than half of the pairs and is reversed for none. Not confirmed: reversed for more than half. "
+        "Inconclusive: anything else. ",
+    ),
+    "beats_baselines": (
+        "Every family learns each understanding task beyond what counting gets.",
+        "For every family and understanding task: the family's best cell at the main table's labelled-set size "
+        "against the strongest counting baseline computed on the same split (majority class; for labeling, the most "
+        "frequent tag per word). Confirmed: every family holds on every task. Not confirmed: some family is "
+        "reversed on some task. Inconclusive: anything else. The bag-of-words logistic regression is shown beside "
+        "it, but is a trained model, not a trivial baseline. ",
+    ),
+    "little_data": (
+        "Pretraining helps most when labelled data is scarce.",
+        "On the learning-curve tasks, for every family with a pretrained and a from-scratch curve: the gain "
+        "(pretrained − scratch) at the smallest labelled-set size against the gain at the largest. Confirmed: the "
+        "gain at the smallest size holds (pretrained > scratch there) and is larger than at the largest size for "
+        "more than half of the families and tasks. Not confirmed: the pretrained curve is below scratch at the "
+        "smallest size for more than half. Inconclusive: anything else. ",
+    ),
+}
+
+
+def _name(family):
+    return FAMILY_NAMES.get(family, family)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading the results dict
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _check_results(results, keys):
+    if not isinstance(results, dict):
+        raise ValueError(f"results must be a dict, got {type(results).__name__}")
+    missing = [key for key in keys if key not in results]
+    if missing:
+        raise ValueError(f"results is missing {', '.join(repr(k) for k in missing)}")
+    if not isinstance(results.get("tasks", {}), dict):
+        raise ValueError("results['tasks'] must be a dict of task name -> task description")
+
+
+def _cells(results):
+    """Index the fine-tuning cells: ``{(family, task, variant): cell}`` and ``{(family, task): main cell}``."""
+    by_variant, main = {}, {}
+    main_size = results.get("main_train_size")
+    for cell in results.get("finetuning") or []:
+        if main_size is not None and cell.get("train_size", main_size) != main_size:
+            continue  # a learning-curve cell
+        for key in ("family", "task", "variant"):
+            if key not in cell:
+                raise ValueError(f"a results['finetuning'] entry has no {key!r}: {cell!r}")
+        key = (cell["family"], cell["task"], cell["variant"])
+        if key in by_variant:
+            raise ValueError(f"results['finetuning'] has two cells for family {key[0]!r}, task {key[1]!r}, "
+                             f"variant {key[2]!r}")
+        by_variant[key] = cell
+        if cell.get("main"):
+            if key[:2] in main:
+                raise ValueError(f"results['finetuning'] has two main cells for family {key[0]!r}, task {key[1]!r}")
+            main[key[:2]] = cell
+    return by_variant, main
+
+
+def _score(cell):
+    """The cell's score when it ran to the end and has a finite one, else None."""
+    if not cell or cell.get("status") != "ok":
+        return None
+    score = cell.get("score")
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ValueError(f"the score of {cell.get('family')} × {cell.get('task')} ({cell.get('variant')}) is not a "
+                         f"number: {score!r}")
+    if not math.isfinite(score):
+        return None
+    return float(score)
+
+
+def _understanding_tasks(results):
+    return [name for name, task in results["tasks"].items() if task.get("understanding")]
+
+
+def _validation_units(task):
+    units = task.get("validation_units")
+    return units if units else task.get("validation_examples")
+
+
+def _is_accuracy(metric):
+    return "accuracy" in (metric or "").lower()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The claims
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def noise_margin(a: float, b: float, n: int) -> float:
+    """The 95 % noise band for the difference of two accuracies ``a`` and ``b``, each measured on ``n`` units:
+    ``1.96 * sqrt(p * (1 - p) * 2 / n)`` with ``p = (a + b) / 2`` (two independent binomial proportions, normal
+    approximation)::
+
+        >>> round(noise_margin(0.70, 0.80, 300), 4)
+        0.0693
+    """
+    if n is None or n <= 0:
+        raise ValueError(f"noise_margin needs a positive number of units n, got {n!r}")
+    p = (a + b) / 2
+    p = min(max(p, 0.0), 1.0)  # guards against a score a hair outside [0, 1] from float sums
+    return 1.96 * math.sqrt(p * (1 - p) * 2 / n)
+
+
+def _compare(task_name, task, lower, a, higher, b, units=None, **extra):
+    """One claimed ``lower < higher`` comparison on one task, with its outcome: from the paired bootstrap over the
+    same validation units and the seeds' agreement when ``units`` (the two sides' ``scoring.Scored``) are given, else
+    from the binomial noise band."""
+    if units is not None and all(u is not None for u in units):
+        from .scoring import compare
+
+        paired = compare(task_name, units[1], units[0])
+        return {"task": task_name, "lower": lower, "higher": higher, "lower_score": a, "higher_score": b,
+                "difference": paired["difference"], "interval": paired["interval"],
+                "seed_differences": paired["seed_differences"], "margin": None, "noise_estimate": True,
+                "outcome": paired["outcome"], **extra}
+    n = _validation_units(task)
+    noise_estimate = _is_accuracy(task.get("metric")) and bool(n)
+    margin = noise_margin(a, b, n) if noise_estimate else 0.0
+    difference = b - a
+    if difference > margin:
+        outcome = "holds"
+    elif -difference > margin:
+        outcome = "reversed"
+    else:
+        outcome = "within noise"
+    return {"task": task_name, "lower": lower, "higher": higher, "lower_score": a, "higher_score": b,
+            "difference": difference, "margin": margin, "noise_estimate": noise_estimate, "outcome": outcome,
+            **extra}
+
+
+def _margin_text(comparison):
+    if comparison.get("interval"):
+        low, high = comparison["interval"]
+        return f"95 % interval of the difference [{low:+.3f}, {high:+.3f}]"
+    return f"margin {comparison['margin']:.3f}" if comparison["noise_estimate"] else "no noise estimate"
+
+
+def _describe(comparison):
+    """``static (word2vec) 0.520 < ELMo 0.480 (reversed, margin 0.043)``."""
+    return (f"{comparison['lower']} {comparison['lower_score']:.3f} < {comparison['higher']} "
+            f"{comparison['higher_score']:.3f} ({comparison['outcome']}, {_margin_text(comparison)})")
+
+
+def _tally(comparisons):
+    counts = Counter(c["outcome"] for c in comparisons)
+    return (f"{counts['holds']} of {len(comparisons)} comparisons hold, {counts['reversed']} reversed, "
+            f"{counts['within noise']} within noise.")
+
+
+def _majority_verdict(comparisons):
+    """The verdict shared by the claims that are a set of like comparisons."""
+    if not comparisons:
+        return "not tested"
+    counts = Counter(c["outcome"] for c in comparisons)
+    if counts["holds"] > len(comparisons) / 2 and not counts["reversed"]:
+        return "confirmed"
+    if counts["reversed"] > len(comparisons) / 2:
+        return "not confirmed"
+    return "inconclusive"
+
+
+def _claim(claim_id, verdict, evidence, comparisons):
+    sentence, rule = CLAIMS[claim_id]
+    return {"id": claim_id, "claim": sentence, "rule": rule + NOISE_RULE, "verdict": verdict, "evidence": evidence,
+            "comparisons": comparisons}
+
+
+def _units(scored, cell):
+    if not scored or not cell:
+        return None
+    return scored.get((cell["task"], cell["family"], cell["variant"], cell.get("train_size")))
+
+
+def _understanding_order(results, main, scored=None):
+    groups = ("static", "elmo", "gpt", "bert")
+    comparisons, scores = [], {}  # scores: {task: {group: score}}
+    per_task_text = []
+    for task_name in _understanding_tasks(results):
+        task = results["tasks"][task_name]
+        present = {}  # group -> (label, score, units), in the claimed order
+        static = [(family, _score(main.get((family, task_name)))) for family in ("nnlm", "word2vec")]
+        static = [(family, score) for family, score in static if score is not None]
+        if static:
+            family, score = max(static, key=lambda fs: fs[1])  # ties keep the first, NNLM
+            present["static"] = (f"static ({_name(family)})", score, _units(scored, main.get((family, task_name))))
+        for family in ("elmo", "gpt", "bert"):
+            score = _score(main.get((family, task_name)))
+            if score is not None:
+                present[family] = (_name(family), score, _units(scored, main.get((family, task_name))))
+        scores[task_name] = {group: score for group, (_, score, _) in present.items()}
+        order = [group for group in groups if group in present]
+        task_comparisons = [
+            _compare(task_name, task, present[low][0], present[low][1], present[high][0], present[high][1],
+                     units=(present[low][2], present[high][2]), pair=f"{low}<{high}")
+            for low, high in zip(order, order[1:])
+        ]
+        comparisons += task_comparisons
+        if task_comparisons:
+            per_task_text.append(f"{task_name}: " + "; ".join(_describe(c) for c in task_comparisons))
+
+    groups_with_scores = [g for g in groups if any(g in s for s in scores.values())]
+    if not comparisons:
+        have = ", ".join(groups_with_scores) or "none"
+        return _claim("understanding_order", "not tested",
+                      f"No understanding task has scores for two of the four groups (groups with any score: {have}).",
+                      [])
+
+    # A pair reversed on most of the tasks where it was compared.
+    pairs = sorted({c["pair"] for c in comparisons}, key=lambda p: [groups.index(g) for g in p.split("<")])
+    pair_reversed = [p for p in pairs
+                     if sum(c["outcome"] == "reversed" for c in comparisons if c["pair"] == p)
+                     > sum(c["pair"] == p for c in comparisons) / 2]
+    # The order of the averages, over the tasks on which every group with a score has one.
+    common = [t for t, s in scores.items() if s and all(g in s for g in groups_with_scores)]
+    average_text, average_out_of_order = "", False
+    if common and len(groups_with_scores) >= 2:
+        means = {g: sum(scores[t][g] for t in common) / len(common) for g in groups_with_scores}
+        average_out_of_order = any(means[low] >= means[high]
+                                   for low, high in zip(groups_with_scores, groups_with_scores[1:]))
+        average_text = (f"Averaged over {', '.join(common)}: "
+                        + ", ".join(f"{'static' if g == 'static' else _name(g)} {means[g]:.3f}"
+                                    for g in groups_with_scores)
+                        + (" (out of the claimed order)." if average_out_of_order else " (in the claimed order)."))
+    else:
+        average_text = "No task has scores for every group, so there is no averaged order."
+    any_reversed = any(c["outcome"] == "reversed" for c in comparisons)
+
+    verdict = _majority_verdict(comparisons)
+    if verdict != "confirmed":
+        verdict = "not confirmed" if pair_reversed or (average_out_of_order and any_reversed) else "inconclusive"
+    evidence = " ".join(
+        [". ".join(per_task_text) + ".", average_text, _tally(comparisons)]
+        + ([f"Reversed on most of the tasks compared: {', '.join(p.replace('<', ' < ') for p in pair_reversed)}."]
+           if pair_reversed else [])
+    )
+    return _claim("understanding_order", verdict, evidence, comparisons)
+
+
+def _pretrained_cell(by_variant, main, family, task_name):
+    """The fine-tuned cell when it has a score, else the main cell (the way the family's paper uses it)."""
+    cell = by_variant.get((family, task_name, "finetuned"))
+    if _score(cell) is not None:
+        return cell
+    return main.get((family, task_name))
+
+
+def _bidirectional(results, by_variant, main, scored=None):
+    comparisons = []
+    for task_name in _understanding_tasks(results):
+        gpt = _pretrained_cell(by_variant, main, "gpt", task_name)
+        bert = _pretrained_cell(by_variant, main, "bert", task_name)
+        if _score(gpt) is None or _score(bert) is None:
+            continue
+        comparisons.append(_compare(task_name, results["tasks"][task_name], f"GPT ({gpt['variant']})", _score(gpt),
+                                    f"BERT ({bert['variant']})", _score(bert),
+                                    units=(_units(scored, gpt), _units(scored, bert))))
+    if not comparisons:
+        return _claim("bidirectional", "not tested",
+                      "No understanding task has scores for both GPT and BERT.", [])
+    evidence = "; ".join(f"{c['task']}: {_describe(c)}" for c in comparisons) + ". " + _tally(comparisons)
+    return _claim("bidirectional", _majority_verdict(comparisons), evidence, comparisons)
+
+
+def _pretraining_helps(results, by_variant, main, scored=None):
+    comparisons, per_family = [], []
+    tasks = _understanding_tasks(results)
+    for family in results["families"]:
+        family_comparisons = []
+        for task_name in tasks:
+            scratch = by_variant.get((family, task_name, "scratch"))
+            pretrained = _pretrained_cell(by_variant, main, family, task_name)
+            if _score(scratch) is None or _score(pretrained) is None:
+                continue
+            family_comparisons.append(_compare(
+                task_name, results["tasks"][task_name], f"{_name(family)} from scratch", _score(scratch),
+                f"{_name(family)} pretrained ({pretrained['variant']})", _score(pretrained),
+                units=(_units(scored, scratch), _units(scored, pretrained)), family=family,
+                variant=pretrained["variant"]))
+        if family_comparisons:
+            per_family.append(f"{_name(family)}: " + "; ".join(
+                f"{c['task']} {c['higher_score']:.3f} ({c['variant']}) vs scratch {c['lower_score']:.3f} "
+                f"({c['outcome']}, {_margin_text(c)})"
+                for c in family_comparisons))
+        comparisons += family_comparisons
+    if not comparisons:
+        return _claim("pretraining_helps", "not tested",
+                      "No family has both a from-scratch and a pretrained score on an understanding task.", [])
+    sizes = []
+    for task_name in dict.fromkeys(c["task"] for c in comparisons):
+        examples = results["tasks"][task_name].get("train_examples")
+        if examples:
+            sizes.append(f"{task_name} {examples:,}")
+    size_text = f" Labelled training examples: {', '.join(sizes)}." if sizes else ""
+    evidence = ". ".join(per_family) + "." + size_text + " " + _tally(comparisons)
+    return _claim("pretraining_helps", _majority_verdict(comparisons), evidence, comparisons)
+
+
+def _beats_baselines(results, by_variant, scored, baselines):
+    comparisons = []
+    for task_name in _understanding_tasks(results):
+        rows = [b for b in results["baselines"].get(task_name) or [] if b["name"] != "bag-of-words logistic regression"]
+        if not rows:
+            continue
+        strongest = max(rows, key=lambda b: b["score"])
+        for family in results["families"]:
+            cells = [c for (f, t, _), c in by_variant.items()
+                     if f == family and t == task_name and _score(c) is not None]
+            if not cells:
+                continue
+            best = max(cells, key=_score)
+            units = None
+            if scored and baselines:
+                baseline = (baselines.get(task_name) or {}).get(strongest["name"])  # a scoring.Scored
+                if baseline is not None:
+                    units = (baseline, _units(scored, best))
+            comparisons.append(_compare(task_name, results["tasks"][task_name], strongest["name"], strongest["score"],
+                                        f"{_name(family)} ({best['variant']})", _score(best), units=units,
+                                        family=family))
+    if not comparisons:
+        return _claim("beats_baselines", "not tested", "No understanding task has both baselines and scores.", [])
+    counts = Counter(c["outcome"] for c in comparisons)
+    verdict = ("confirmed" if counts["holds"] == len(comparisons) else
+               "not confirmed" if counts["reversed"] else "inconclusive")
+    below = [f"{c['higher']} on {c['task']}" for c in comparisons if c["outcome"] != "holds"]
+    evidence = _tally(comparisons) + (f" Not beating the baseline: {', '.join(below)}." if below else "")
+    return _claim("beats_baselines", verdict, evidence, comparisons)
+
+
+def _little_data(results, scored):
+    curves = _curves(results)
+    comparisons, texts = [], []
+    for (task_name, family), sides in curves.items():
+        pretrained = next((v for v in sides if v != "scratch"), None)
+        if pretrained is None or "scratch" not in sides:
+            continue
+        sizes = sorted(set(sides[pretrained]) & set(sides["scratch"]))
+        if len(sizes) < 2:
+            continue
+        small, large = sizes[0], sizes[-1]
+        cells = {(v, n): sides[v][n] for v in (pretrained, "scratch") for n in (small, large)}
+        first = _compare(task_name, results["tasks"][task_name], f"{_name(family)} scratch @{small}",
+                         _score(cells["scratch", small]), f"{_name(family)} {pretrained} @{small}",
+                         _score(cells[pretrained, small]),
+                         units=(_units(scored, cells["scratch", small]), _units(scored, cells[pretrained, small])),
+                         family=family)
+        gain_small = _score(cells[pretrained, small]) - _score(cells["scratch", small])
+        gain_large = _score(cells[pretrained, large]) - _score(cells["scratch", large])
+        first.update(gain_small=gain_small, gain_large=gain_large, shrinks=gain_small > gain_large)
+        comparisons.append(first)
+        texts.append(f"{_name(family)} on {task_name}: gain {gain_small:+.3f} at {small}, {gain_large:+.3f} at "
+                     f"{large} ({first['outcome']} at {small})")
+    if not comparisons:
+        return _claim("little_data", "not tested", "No family has both learning curves at two sizes.", [])
+    supported = sum(c["outcome"] == "holds" and c["shrinks"] for c in comparisons)
+    reversed_ = sum(c["outcome"] == "reversed" for c in comparisons)
+    verdict = ("confirmed" if supported > len(comparisons) / 2 else
+               "not confirmed" if reversed_ > len(comparisons) / 2 else "inconclusive")
+    evidence = "; ".join(texts) + f". {supported} of {len(comparisons)} show a real gain at the smallest size that " \
+        "shrinks with more data."
+    return _claim("little_data", verdict, evidence, comparisons)
+
+
+def _curves(results):
+    """``{(task, family): {variant: {size: cell}}}`` of the learning-curve tasks (cells at several sizes)."""
+    curves = {}
+    for cell in results.get("finetuning") or []:
+        if cell.get("train_size") is None or _score(cell) is None:
+            continue
+        curves.setdefault((cell["task"], cell["family"]), {}).setdefault(cell["variant"], {})[cell["train_size"]] = cell
+    return {key: sides for key, sides in curves.items()
+            if any(len(sizes) > 1 for sizes in sides.values())}
+
+
+def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict | None = None) -> list[dict]:
+    """Judge the seeds' three claims from ``results``' scores, each by the rule stated with it.
+
+    Returns one dict per claim — ``id``, ``claim`` (the sentence), ``rule`` (how the verdict is decided, in words),
+    ``verdict`` (``"confirmed"``, ``"not confirmed"``, ``"inconclusive"`` or ``"not tested"``), ``evidence`` (the
+    numbers behind it) and ``comparisons`` (one dict per pairwise comparison: task, the two sides and their scores,
+    difference, margin, outcome)::
+
+        >>> claims = evaluate_claims(results)                       # doctest: +SKIP
+        >>> [(c["id"], c["verdict"]) for c in claims]               # doctest: +SKIP
+        [('understanding_order', 'inconclusive'), ('bidirectional', 'confirmed'), ('pretraining_helps', 'confirmed')]
+    """
+    _check_results(results, ("families", "tasks", "finetuning"))
+    by_variant, main = _cells(results)
+    claims = [_understanding_order(results, main, scored), _bidirectional(results, by_variant, main, scored),
+              _pretraining_helps(results, by_variant, main, scored)]
+    if results.get("baselines"):
+        claims.append(_beats_baselines(results, by_variant, scored, baselines))
+    if results.get("curve_sizes"):
+        claims.append(_little_data(results, scored))
+    return claims
