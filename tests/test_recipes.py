@@ -534,3 +534,27 @@ def test_gpt_pair_transformation_default_follows_the_dataset():
     assert default_pair_task(DataTrainingArguments(dataset_name="glue", dataset_config_name="qqp")) == "similarity"
     assert default_pair_task(DataTrainingArguments(train_file="glue_rte/train.tsv")) == "entailment"
     assert default_pair_task(DataTrainingArguments(train_file="mine.csv")) == "entailment"
+
+
+def test_a_left_to_right_model_labels_each_word_at_its_last_token():
+    """GPT has read a whole word only at its last BPE token ("run" of "running" says nothing of "-ning"); models that
+    read both ways keep transformers' first-token convention."""
+    from hf_lineage.tasks.labeling import tokenize_and_align
+
+    tokenizer = _build_tokenizer("gpt", ["the dog runs", "a cat sleeps"] * 20)
+    words = ["the", "dogs", "unbelievably", "sleeping"]
+    examples = {"tokens": [words], "tags": [["DET", "NOUN", "ADV", "VERB"]]}
+    label2id = {"DET": 0, "NOUN": 1, "ADV": 2, "VERB": 3}
+    pieces = [len(tokenizer(" " + w if i else w, add_special_tokens=False)["input_ids"]) for i, w in enumerate(words)]
+    assert max(pieces) > 1  # rare words split into several tokens
+    first = tokenize_and_align(examples, tokenizer, label2id, 64)
+    last = tokenize_and_align(examples, tokenizer, label2id, 64, last_token=True)
+    for encoding in (first, last):  # one labelled token per word, carrying its tag
+        labelled = [p for p, label in enumerate(encoding["labels"][0]) if label != -100]
+        assert labelled == encoding["first_tokens"][0]
+        assert [encoding["labels"][0][p] for p in labelled] == [0, 1, 2, 3]
+    word_of = first.word_ids(0)
+    for word, (f, l) in enumerate(zip(first["first_tokens"][0], last["first_tokens"][0])):
+        assert word_of[f] == word_of[l] == word
+        assert f == word_of.index(word) and l == len(word_of) - 1 - word_of[::-1].index(word)
+        assert (l > f) == (pieces[word] > 1)

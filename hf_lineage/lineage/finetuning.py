@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -40,11 +41,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict
     ``data["validation"]``.
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
-    from transformers import (
-        EarlyStoppingCallback,
-        Seq2SeqTrainingArguments,
-        TrainingArguments,
-    )
+    from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
     from ..tasks import classification, generation, labeling
     from ..tasks.common import DataTrainingArguments, ModelArguments
@@ -68,7 +65,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     output_dir = folder / "model"
     training_args = arguments_class(
         output_dir=str(output_dir), do_train=True, do_eval=True, do_predict=True, seed=seed,
-        num_train_epochs=args.finetune_epochs or scale.finetune_epochs,
+        num_train_epochs=epochs_for(data["train"], scale, args),
         learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate[family],
         per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
         eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
@@ -76,7 +73,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         report_to="none", logging_strategy="epoch", log_level="warning", disable_tqdm=True,
         bf16=mixed_precision == "bf16", fp16=mixed_precision == "fp16",
         **({"predict_with_generate": True} if generating else {}))
-    callbacks = [EarlyStoppingCallback(early_stopping_patience=scale.patience)]
+    callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
     if spec.kind == "sequence_labeling":
         metrics = labeling.run(model_args, data_args, training_args, callbacks=callbacks)
     elif generating:
@@ -102,6 +99,34 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
+
+
+def epochs_for(train_file: str, scale: Scale, args: LineageArguments) -> int:
+    """The most epochs a cell may train: ``--finetune-epochs`` when given; else the scale's, or enough for twice
+    ``scale.min_steps`` updates when the labelled set is small (100 examples are 4 updates an epoch: 20 epochs would
+    stop before the model learns)."""
+    if args.finetune_epochs:
+        return math.ceil(args.finetune_epochs)
+    with open(train_file, encoding="utf-8") as f:
+        examples = sum(1 for line in f if line.strip())
+    steps_per_epoch = max(1, math.ceil(examples / scale.finetune_batch_size))
+    return max(math.ceil(scale.finetune_epochs), math.ceil(2 * scale.min_steps / steps_per_epoch))
+
+
+def early_stopping_after(min_steps: int, early_stopping_patience: int):
+    """transformers' ``EarlyStoppingCallback`` that never stops before ``min_steps`` updates (a randomly initialised
+    LSTM often sits on a plateau for its first epochs; patience alone would end it there). The best checkpoint is
+    still tracked from the first evaluation."""
+    from transformers import EarlyStoppingCallback
+
+    class EarlyStoppingAfter(EarlyStoppingCallback):
+        def on_evaluate(self, args, state, control, metrics, **kwargs):
+            super().on_evaluate(args, state, control, metrics, **kwargs)
+            if state.global_step < min_steps:
+                self.early_stopping_patience_counter = 0
+                control.should_training_stop = False
+
+    return EarlyStoppingAfter(early_stopping_patience=early_stopping_patience)
 
 
 def read_predictions(kind: str, output_dir: Path) -> list:

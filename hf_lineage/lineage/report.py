@@ -354,20 +354,25 @@ def _caveats(results):
     scale = results.get("scale", "?")
     budget = (results.get("budget") or {}).get("description") or "not recorded"
     size = "tiny models and minutes of training" if scale == "tiny" else "models and budgets far below the papers'"
+    seeds = results.get("seeds") or [results.get("seed", "?")]
+    seed_text = (f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): a score is their mean, ± their standard "
+                 "deviation, and a claimed difference must hold in every seed"
+                 if len(seeds) > 1 else
+                 f"one seed ({seeds[0]}): the intervals cover the sampling of the validation set, not the spread "
+                 "between training runs with other seeds (`--seeds N` measures it)")
     return [
-        f"- Scale `{scale}`: {size}; budget: {budget}. Differences within the noise band are called inconclusive, "
-        "not read as a ranking.",
-        f"- One seed ({results.get('seed', '?')}). The noise band covers the sampling of the validation sets only, "
-        "not the spread between training runs with other seeds, which at this scale can be as large; a verdict "
-        "here is a verdict about this run.",
-        "- The band treats the units of an accuracy as independent. Words of one sentence are not, so for sequence "
-        "labeling the band is, if anything, too narrow.",
+        f"- Scale `{scale}`: {size}; budget: {budget}.",
+        f"- {seed_text}. Differences inside the intervals are called within noise, not read as a ranking.",
+        "- Intervals are 95 % percentile bootstraps over the validation units (1,000 resamples; sentences for "
+        "labeling, since the words of a sentence are not independent; meaning representations for generation).",
+        "- Every cell was trained until its dev split (carved from the training data) stopped improving and the best "
+        "epoch was kept, with the learning rates of the notes below; no learning rate was tuned on the validation "
+        "data, and none per cell.",
         "- The main table uses each family as its paper does (static vectors and ELMo as frozen features under a "
-        "task encoder, GPT and BERT fine-tuned), so it compares the approaches, not only the networks; the frozen / "
-        "fine-tuned / scratch table separates the two.",
+        "task encoder, GPT and BERT fine-tuned), so it compares the approaches, not only the networks; the variants "
+        "table and the learning curves separate the two.",
         "- Pretraining losses and perplexities are on different scales across families (objectives and "
-        "tokenizations differ; see the notes under the pretraining table); the same budget is the same number of "
-        "corpus words, not the same compute.",
+        "tokenizations differ; see the notes under the pretraining table).",
         "- The papers made their claims at far larger scale (BERT base: 110 M parameters, 3.3 B words of "
         "pretraining). A claim that this run does not confirm is not thereby refuted at that scale, and one it "
         "confirms is not thereby proven.",

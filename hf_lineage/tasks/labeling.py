@@ -1,4 +1,5 @@
-"""Sequence labeling (NER, POS tagging) for every family: a tag per word, predicted on the word's first token.
+"""Sequence labeling (NER, POS tagging) for every family: a tag per word, predicted on the word's first token (its
+last for a left-to-right model such as GPT, which has read the whole word only there).
 
 Every family's ``AutoModelForTokenClassification`` is fine-tuned the same way. Words come pre-split (CoNLL-2003,
 CoNLL-U, or a ``tokens`` column); the tokenizer encodes them with ``is_split_into_words=True`` and each word's tag is
@@ -87,22 +88,25 @@ def word_ids(encoding, i: int) -> list[int | None]:
     return ids
 
 
-def tokenize_and_align(examples, tokenizer, label2id, max_length):
-    """Encode pre-split words; ``labels`` holds each word's tag id on its first token and -100 elsewhere, and
-    ``first_tokens`` the position of each word's first token (-1 for a word that was cut off or has no tokens)."""
+def tokenize_and_align(examples, tokenizer, label2id, max_length, last_token: bool = False):
+    """Encode pre-split words; ``labels`` holds each word's tag id on one of its tokens and -100 elsewhere, and
+    ``first_tokens`` the position of that token (-1 for a word that was cut off or has no tokens). The token is the
+    word's first (transformers' convention, for models that read in both directions), or with ``last_token`` its
+    last: a left-to-right model (GPT) has read the whole word only there ("run" of "running" says nothing of
+    "-ning")."""
     encoding = tokenizer(examples["tokens"], is_split_into_words=True, truncation=True, max_length=max_length,
                          return_special_tokens_mask=not tokenizer.is_fast)
     all_labels, all_first = [], []
     for i, words in enumerate(examples["tokens"]):
         tags = examples["tags"][i] if "tags" in examples else None
-        labels, first, previous = [], [-1] * len(words), None
-        for position, word in enumerate(word_ids(encoding, i)):
-            if word is None or word == previous:
-                labels.append(-100)
-            else:
-                labels.append(label2id[tags[word]] if tags is not None else -100)
+        positions = word_ids(encoding, i)
+        labels, first = [-100] * len(positions), [-1] * len(words)
+        for position, word in enumerate(positions):
+            if word is not None and (first[word] < 0 or last_token):
                 first[word] = position
-            previous = word
+        for word, position in enumerate(first):
+            if position >= 0 and tags is not None:
+                labels[position] = label2id[tags[word]]
         all_labels.append(labels)
         all_first.append(first)
     encoding.pop("special_tokens_mask", None)
@@ -112,8 +116,13 @@ def tokenize_and_align(examples, tokenizer, label2id, max_length):
     return encoding
 
 
+def reads_left_to_right(config) -> bool:
+    """A unidirectional model (GPT, NNLM) labels a word at its last token; the others at the first."""
+    return family_of(config) in ("gpt", "nnlm")
+
+
 def word_predictions(logits, first_tokens, labels, fallback) -> tuple[list[list[str]], int]:
-    """Per-word predicted tags of every example, read at each word's first token; words without one get
+    """Per-word predicted tags of every example, read at each word's labelled token; words without one get
     ``fallback``. Returns the tags and how many words fell back."""
     best = np.asarray(logits).argmax(-1)  # (N, T)
     out, missing = [], 0
@@ -189,7 +198,8 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
     encoded = {
         name: split.dataset.map(
             tokenize_and_align, batched=True, remove_columns=split.dataset.column_names,
-            fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length),
+            fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
+                           last_token=reads_left_to_right(config)),
             num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
         )
         for name, split in splits.items()
