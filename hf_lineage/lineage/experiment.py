@@ -289,11 +289,12 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         "task encoder, as their papers used them.",
         f"Fine-tuning: {args.task_train or scale.task_train} labelled training examples per task in the main table, "
         f"a dev split of {scale.dev_examples} examples from the end of each training file ({scale.dev_examples // 2} "
-        f"rows for generation), evaluated every epoch; at most "
+        f"rows for generation), evaluated every epoch (every {scale.min_steps // 4} updates when an epoch is "
+        "shorter); at most "
         + (f"{args.finetune_epochs:g} epochs" if args.finetune_epochs else
            f"{scale.finetune_epochs:g} epochs (more for small sets: at least {2 * scale.min_steps} updates)")
-        + f", stopped after {scale.patience} epochs without a better dev score (never before {scale.min_steps} "
-        f"updates), best epoch kept; batch {scale.finetune_batch_size}; learning rates "
+        + f", stopped after {scale.patience} evaluations without a better dev score (never before "
+        f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; learning rates "
         f"{scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
     ]
     tuned = {f: training for f, (_, _, training) in scale.families.items() if training and f in args.families}

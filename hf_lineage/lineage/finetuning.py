@@ -63,14 +63,15 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     generating = spec.kind == "generation"
     arguments_class = Seq2SeqTrainingArguments if generating else TrainingArguments
     output_dir = folder / "model"
+    epochs, every = schedule_for(data["train"], scale, args)
     training_args = arguments_class(
         output_dir=str(output_dir), do_train=True, do_eval=True, do_predict=True, seed=seed,
-        num_train_epochs=epochs_for(data["train"], scale, args),
+        num_train_epochs=epochs, eval_steps=every, save_steps=every, logging_steps=every,
         learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate[family],
         per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
-        eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
+        eval_strategy="steps", save_strategy="steps", save_total_limit=1, load_best_model_at_end=True,
         metric_for_best_model="bleu" if generating else "accuracy", greater_is_better=True, save_only_model=True,
-        report_to="none", logging_strategy="epoch", log_level="warning", disable_tqdm=True,
+        report_to="none", logging_strategy="steps", log_level="warning", disable_tqdm=True,
         bf16=mixed_precision == "bf16", fp16=mixed_precision == "fp16",
         **({"predict_with_generate": True} if generating else {}))
     callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
@@ -101,16 +102,18 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
 
 
-def epochs_for(train_file: str, scale: Scale, args: LineageArguments) -> int:
-    """The most epochs a cell may train: ``--finetune-epochs`` when given; else the scale's, or enough for twice
-    ``scale.min_steps`` updates when the labelled set is small (100 examples are 4 updates an epoch: 20 epochs would
-    stop before the model learns)."""
-    if args.finetune_epochs:
-        return math.ceil(args.finetune_epochs)
+def schedule_for(train_file: str, scale: Scale, args: LineageArguments) -> tuple[int, int]:
+    """(the most epochs a cell may train, the updates between two dev evaluations). Epochs: ``--finetune-epochs``
+    when given; else the scale's, or enough for twice ``scale.min_steps`` updates when the labelled set is small (100
+    examples are 4 updates an epoch: 20 epochs would stop before the model learns). Evaluations: every epoch, but
+    at most every ``scale.min_steps // 4`` updates, so a small set is not evaluated after every few updates."""
     with open(train_file, encoding="utf-8") as f:
         examples = sum(1 for line in f if line.strip())
     steps_per_epoch = max(1, math.ceil(examples / scale.finetune_batch_size))
-    return max(math.ceil(scale.finetune_epochs), math.ceil(2 * scale.min_steps / steps_per_epoch))
+    every = max(steps_per_epoch, scale.min_steps // 4)
+    if args.finetune_epochs:
+        return math.ceil(args.finetune_epochs), steps_per_epoch
+    return max(math.ceil(scale.finetune_epochs), math.ceil(2 * scale.min_steps / steps_per_epoch)), every
 
 
 def early_stopping_after(min_steps: int, early_stopping_patience: int):

@@ -76,9 +76,9 @@ class Scale:
 # time on the reference machine (measured with `hf-lineage lineage --budget-seconds`, whose results.json reports the
 # words each family saw), so that a run is reproducible and the budget means the same on every machine.
 REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
-TINY_EQUAL_TIME_SECONDS = 60.0
-TINY_EQUAL_TIME_WORDS = {"nnlm": 380_000, "word2vec": 100_000_000, "elmo": 335_000, "gpt": 900_000,
-                         "bert": 2_340_000}
+TINY_EQUAL_TIME_SECONDS = 50.0
+TINY_EQUAL_TIME_WORDS = {"nnlm": 380_000, "word2vec": 70_000_000, "elmo": 280_000, "gpt": 700_000,
+                         "bert": 1_850_000}
 
 # Tiny: representations of ~64 dimensions for every family, learning rates raised for few steps (the papers' rates
 # are for millions of steps). Small and base follow the papers more closely and expect a real corpus and a GPU: base
@@ -98,11 +98,11 @@ SCALES = {
         epochs=1.0, corpus_words=None, vocab_size=8000, max_seq_length=64, batch_size=32,
         # Fine-tuning: the task models of the static families and ELMo (LSTMs trained from scratch on top) need a
         # larger step than the pretrained Transformers.
-        task_train=1000, task_validation=None, finetune_epochs=20.0, finetune_batch_size=32,
+        task_train=1000, task_validation=None, finetune_epochs=15.0, finetune_batch_size=32,
         finetune_learning_rate={"nnlm": 1e-2, "word2vec": 1e-2, "elmo": 3e-3, "gpt": 1e-3, "bert": 1e-3},
         head_learning_rate=1e-2, max_target_length=48,
         equal_time_words=TINY_EQUAL_TIME_WORDS, equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
-        curve_sizes=(100, 300, 1000),
+        curve_sizes=(100, 300, 1000), dev_examples=200,
     ),
     "small": Scale(
         families={
