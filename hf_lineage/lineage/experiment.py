@@ -294,8 +294,8 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         + (f"{args.finetune_epochs:g} epochs" if args.finetune_epochs else
            f"{scale.finetune_epochs:g} epochs (more for small sets: at least {2 * scale.min_steps} updates)")
         + f", stopped after {scale.patience} evaluations without a better dev score (never before "
-        f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; learning rates "
-        f"{scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
+        f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; "
+        f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
     ]
     tuned = {f: training for f, (_, _, training) in scale.families.items() if training and f in args.families}
     if tuned:
