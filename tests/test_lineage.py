@@ -111,8 +111,12 @@ def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(f
     for plot in ("pretraining_curves.png", "downstream_scores.png", "frozen_vs_finetuned.png", "learning_curves.png"):
         assert plot in results["plots"] and (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({plot})" in report
-    main_table = report.split("## Downstream scores")[1].split("\n## ")[0]
+    section = report.split("## Downstream scores")[1].split("\n## ")[0]
+    main_table = section[section.index("| family |"):].split("\n\n")[0]  # the first table; generation's follows
     rows = {line.split("|")[1].strip().lower(): line for line in main_table.splitlines() if line.startswith("| ")}
+    for task, baselines in results["baselines"].items():  # the baselines are rows of the same table
+        for baseline in baselines:
+            assert f"{baseline['score']:.3f} [" in rows[f"*baseline:* {baseline['name']}".lower()]
     for cell in results["finetuning"]:
         if cell["main"]:
             row = rows[cell["family"]]  # the report's family names, lower-cased, are the registry's
