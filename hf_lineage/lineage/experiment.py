@@ -4,7 +4,7 @@ Every requested family (NNLM → word2vec → ELMo → GPT → BERT) is pretrain
 by the shared engine (``hf_lineage.pretrain``), then fine-tuned on the four task types by the recipes' own code
 (``hf_lineage.tasks``); the numbers go into ``report.md``, ``results.json`` and PNG plots.
 
-    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~15 min on CPU
+    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~18 min on CPU
     hf-lineage lineage --seeds 3                         # mean and spread over three seeds
     hf-lineage lineage --scale small --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens
     accelerate launch -m hf_lineage.lineage --scale base --dataset-name wikitext --dataset-config wikitext-103-raw-v1
@@ -84,15 +84,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
-    clock["task data and baselines"] += sum(d["seconds"] or 0 for d in task_data.values())
-    baseline_rows, gold, validation_sets = {}, {}, {}
+    clock["task data and baselines"] += sum(d["seconds"] or 0 for d in task_data.values() if not d["reused"])
     begun = time.time()
-    for task in tasks:
-        if task_data[task]["status"] == "ok":
-            validation_sets[task] = read_task_file(task, task_data[task]["files"]["validation"])
-            gold[task] = gold_of(task, validation_sets[task])
-            train = read_task_file(task, task_data[task]["files"][f"train-{main_size}"])
-            baseline_rows[task] = score_baselines(task, train, validation_sets[task], seed=args.seed)
+    gold, baseline_rows = run_baselines(tasks, task_data, main_size, args.seed)
     clock["task data and baselines"] += time.time() - begun
 
     pretraining = {family: [] for family in families}
@@ -100,7 +94,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         for family in families:
             record = run_pretraining_stage(stages, family, seed, args, scale, corpus)
             pretraining[family].append(record)
-            clock["pretraining"] += record["seconds"] or 0
+            clock["pretraining"] += 0 if record["reused"] else record["seconds"] or 0  # this invocation's time
 
     begun = time.time()
     runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
@@ -138,6 +132,19 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     return results
 
 
+def run_baselines(tasks, task_data, main_size, seed) -> tuple[dict, dict]:
+    """Each task's gold units and its baselines (fitted on the main table's training subset, scored on the
+    validation set), recomputed on every invocation (seconds): ``({task: gold}, {task: [(summary, Scored)]})``."""
+    gold, rows = {}, {}
+    for task in tasks:
+        if task_data[task]["status"] == "ok":
+            validation = read_task_file(task, task_data[task]["files"]["validation"])
+            gold[task] = gold_of(task, validation)
+            train = read_task_file(task, task_data[task]["files"][f"train-{main_size}"])
+            rows[task] = score_baselines(task, train, validation, seed=seed)
+    return gold, rows
+
+
 def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks) -> list[tuple]:
     """(task, family, variant, labelled-set size) of every fine-tuning cell: the main table's size for every
     requested variant; on the learning-curve tasks the pretrained variant and scratch at every curve size."""
@@ -163,7 +170,7 @@ def prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes) -> dict:
         record = stages.run(f"data-{task}", spec, lambda folder, task=task, sizes=sizes: prepare_task_data(
             task, files[task], sizes, n_validation, n_dev, folder))
         task_data[task] = {"status": record["status"], "error": record["error"], "seconds": record["seconds"],
-                           "source": files[task]["source"], **record["result"]}
+                           "reused": record["reused"], "source": files[task]["source"], **record["result"]}
     return task_data
 
 

@@ -167,10 +167,10 @@ def _curves_section(results):
 
 def _time_split(results):
     split = results.get("time_split") or {}
-    if not split:
-        return []
     total = sum(split.values())
-    return ["", "Where the time went: " + ", ".join(
+    if not total:
+        return []
+    return ["", "Where this invocation's time went (reused stages count nothing): " + ", ".join(
         f"{name} {seconds:,.0f} s ({100 * seconds / total:.0f} %)" for name, seconds in split.items()) + "."]
 
 
