@@ -1,7 +1,6 @@
 """Baselines (hf_lineage.lineage.baselines) and uncertainty (hf_lineage.lineage.statistics) on tiny hand-made data."""
 
 import random
-import time
 
 import numpy as np
 import pytest
@@ -221,14 +220,6 @@ def test_paired_difference():
     assert tuple(S.paired_bootstrap_difference(stats, stats, "generation", n=100)) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
         S.paired_bootstrap_difference(np.ones(3), np.ones(4))
-
-
-def test_bootstrap_is_fast():
-    x = (np.random.default_rng(0).random(15_000) < 0.8).astype(float)
-    start = time.perf_counter()
-    S.bootstrap_interval("accuracy", x, n=1000)
-    S.bootstrap_interval("labeling", np.array_split(x, 1000))
-    assert time.perf_counter() - start < 2.0  # well under a second when the machine is not loaded
 
 
 def test_mean_and_spread():
