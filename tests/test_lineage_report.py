@@ -327,7 +327,8 @@ def test_report_claims_variants_plots_and_caveats(tmp_path):
         assert f"]({name})" in text
     assert text.count("margin = 1.96 · sqrt(p(1 − p) · 2 / n)") == 1  # the noise rule, printed once
     assert "- a note from the orchestrator" in text
-    assert "within the noise band are called inconclusive" in text
+    assert "Differences inside the intervals are called within noise" in text
+    assert "one seed (0)" in text  # the caveats say what a single seed does not measure
     assert write_report(results, tmp_path) and open(tmp_path / "report.md").read() == text  # deterministic
 
 
