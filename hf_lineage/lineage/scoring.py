@@ -45,7 +45,8 @@ def unit_values(task: str, predictions: list, gold: list):
 
 
 def score_predictions(task: str, per_seed_predictions: list[list], gold: list, seed: int = 0) -> Scored:
-    """One system's score over its seeds: ``score`` is the mean of the seeds' scores, ``interval`` the 95 %
+    """One system's score over its seeds: ``score`` is the mean of the seeds' scores (generation: the BLEU of all
+    seeds' outputs pooled), ``interval`` the 95 %
     bootstrap interval of the pooled per-unit values (validation sampling noise), ``spread`` the seeds' standard
     deviation, min and max (training noise)."""
     kind = TASKS[task].kind
@@ -59,7 +60,10 @@ def score_predictions(task: str, per_seed_predictions: list[list], gold: list, s
         pooled = np.mean(values, axis=0)
     low, high = statistics.bootstrap_interval(task, pooled, n=BOOTSTRAP_RESAMPLES, seed=seed)
     spread = statistics.mean_and_spread(seed_scores)
-    summary = {"score": spread.mean, "interval": [low, high], "seed_scores": seed_scores,
+    # BLEU is a corpus statistic: over seeds, the score is that of the pooled outputs (what the interval is of),
+    # not the mean of the seeds' BLEUs, which can fall outside it when seeds disagree.
+    score = statistics.point_estimate(task, pooled) if kind == "generation" else spread.mean
+    summary = {"score": score, "interval": [low, high], "seed_scores": seed_scores,
                "spread": spread._asdict() if len(seed_scores) > 1 else None}
     if kind == "generation":
         outputs = [text for predictions in per_seed_predictions for text in predictions]
