@@ -12,7 +12,6 @@ import math
 from collections import Counter
 
 FAMILY_NAMES = {"nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT", "bert": "BERT"}
-VARIANTS = ("frozen", "finetuned", "scratch")
 
 NOISE_RULE = (
     "Two scores are compared on the same validation units: the paired bootstrap (1,000 resamples of the units — "

@@ -7,7 +7,6 @@ import math
 import os
 
 from .claims import (
-    VARIANTS,
     _cells,
     _check_results,
     _curves,
@@ -16,6 +15,7 @@ from .claims import (
     _score,
     _understanding_tasks,
 )
+from .settings import VARIANTS
 
 FAMILY_COLORS = {"nnlm": "tab:brown", "word2vec": "tab:olive", "elmo": "tab:green", "gpt": "tab:blue",
                  "bert": "tab:red"}

@@ -27,7 +27,6 @@ import os
 
 from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part of this module's public names
     NOISE_RULE,
-    VARIANTS,
     _cells,
     _check_results,
     _curves,
@@ -38,6 +37,7 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
     noise_margin,
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
+from .settings import VARIANTS
 
 # Families whose validation perplexity is a causal-LM perplexity, and the unit it is per.
 CAUSAL_LM_UNITS = {"nnlm": "word", "elmo": "word", "gpt": "BPE token"}
