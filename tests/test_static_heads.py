@@ -9,6 +9,7 @@ from transformers import GenerationMixin, PreTrainedConfig
 
 from hf_lineage.models.configuration_lineage_utils import check_task_fields
 from hf_lineage.models.modeling_lineage_static import (
+    FeatureStandardizer,
     StaticVectorsForCausalLM,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -27,6 +28,7 @@ class ToyVectorsConfig(PreTrainedConfig):
     task_hidden_size: int = 5
     task_num_layers: int = 1
     task_dropout: float | int = 0.0
+    task_feature_norm: str = "batch"
     freeze_vectors: bool = False
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
@@ -121,6 +123,45 @@ def test_pair_classifier_reads_each_sentence_encoded_alone():
     # Without token_type_ids it is one sentence through the single-sentence layer.
     single = model(input_ids=ids[:, :5]).logits
     torch.testing.assert_close(single, model.classifier(sentence_vector(first + second)), rtol=1e-5, atol=1e-6)
+
+
+def test_feature_standardizer_uses_real_tokens_only_and_running_statistics_at_evaluation():
+    torch.manual_seed(0)
+    # Features on a tiny scale around a large shared offset: what a briefly pretrained model gives.
+    features = 5.0 + 0.03 * torch.randn(3, 6, 4)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0]], dtype=torch.bool)
+    standardizer = FeatureStandardizer(4).train()
+    out = standardizer(features, mask)
+    real = out[mask]
+    torch.testing.assert_close(real.mean(0), torch.zeros(4), atol=1e-3, rtol=0)
+    torch.testing.assert_close(real.var(0, unbiased=False), torch.ones(4), atol=2e-2, rtol=0)
+    assert torch.equal(out[~mask], torch.zeros_like(out[~mask]))  # padding stays zero...
+    padded = torch.cat([features, torch.full((3, 4, 4), 99.0)], dim=1)  # ...and is out of the statistics
+    padded_mask = torch.cat([mask, torch.zeros(3, 4, dtype=torch.bool)], dim=1)
+    torch.testing.assert_close(standardizer(padded, padded_mask)[:, :6], out)
+    # At evaluation the running statistics scale each sentence alone, whatever else is in its batch.
+    standardizer.eval()
+    # Two training calls with momentum 0.1: 0.1 · m, then 0.9 · 0.1 · m + 0.1 · m.
+    torch.testing.assert_close(standardizer.running_mean, 0.19 * features[mask].mean(0), rtol=1e-4, atol=0)
+    batch = standardizer(features, mask)
+    alone = standardizer(features[1:2, :3], mask[1:2, :3])
+    torch.testing.assert_close(batch[1, :3], alone[0])
+
+
+def test_standardized_head_keeps_its_statistics_through_save_and_load(tmp_path):
+    model = ToyForTokenClassification(ToyVectorsConfig(num_labels=3))
+    ids, mask = right_pad([[3, 4, 5, 6], [7, 8]], 4)
+    model.train()(input_ids=ids, attention_mask=mask)  # one training forward moves the running statistics
+    assert model.feature_norm.running_var.sub(1).abs().max() > 1e-3
+    model.eval().save_pretrained(tmp_path)
+    loaded = ToyForTokenClassification.from_pretrained(tmp_path).eval()
+    torch.testing.assert_close(loaded.feature_norm.running_mean, model.feature_norm.running_mean)
+    torch.testing.assert_close(loaded(input_ids=ids, attention_mask=mask).logits,
+                               model(input_ids=ids, attention_mask=mask).logits)
+    plain = ToyForTokenClassification(ToyVectorsConfig(num_labels=3, task_feature_norm="none"))
+    assert plain.feature_norm is None
+    with pytest.raises(ValueError, match="task_feature_norm"):
+        ToyVectorsConfig(task_feature_norm="layer")
 
 
 def test_max_pool_ignores_padding_and_empty_rows_give_zeros():

@@ -116,6 +116,9 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     task_hidden_size: int = 128  # per direction
     task_num_layers: int = 1
     task_dropout: float | int = 0.1
+    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
+    # (running statistics at evaluation); "none": the features as they come.
+    task_feature_norm: str = "batch"
     # Word ids of the tokenizer this package builds (<pad>=0, <UNK>=1, <S>=2, </S>=3).
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2

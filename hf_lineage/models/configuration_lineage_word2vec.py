@@ -81,6 +81,9 @@ class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
     task_hidden_size: int = 128  # per direction
     task_num_layers: int = 1
     task_dropout: float | int = 0.1
+    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
+    # (running statistics at evaluation); "none": the features as they come.
+    task_feature_norm: str = "batch"
 
     # The word-level tokenizer's specials: <pad>=0 <unk>=1 <s>=2 </s>=3.
     pad_token_id: int | None = 0

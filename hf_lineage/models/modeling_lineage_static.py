@@ -27,7 +27,8 @@ by default the base model's input embeddings (NNLM's table C, word2vec's input v
 
 Config fields read (validated by ``configuration_lineage_utils.check_task_fields``): ``task_encoder``
 ("bilstm" | "lstm" | "cnn" | "none"), ``task_hidden_size`` (per direction), ``task_num_layers``, ``task_dropout``,
-``num_labels``, and the freeze flag named by ``freeze_flag`` (``freeze_vectors`` for static vectors).
+``num_labels``, ``task_feature_norm`` ("batch": ``FeatureStandardizer``; "none") and the freeze flag named by
+``freeze_flag`` (``freeze_vectors`` for static vectors).
 
 This file is copied next to a saved model with the family's modeling file, so it imports only torch, transformers
 and same-folder siblings.
@@ -37,6 +38,7 @@ import math
 from typing import ClassVar
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import initialization as init
 from transformers.modeling_outputs import (
@@ -63,6 +65,10 @@ def init_task_weights(module: nn.Module) -> bool:
     was one of ours; a family's ``_init_weights`` calls this first and returns when it is True.
 
     Going through ``transformers.initialization`` leaves weights loaded from a checkpoint untouched."""
+    if isinstance(module, FeatureStandardizer):  # running statistics start as "standardise nothing"
+        init.zeros_(module.running_mean)
+        init.ones_(module.running_var)
+        return True
     if not isinstance(module, nn.LSTM):
         return False
     bound = 1.0 / math.sqrt(module.hidden_size)
@@ -81,6 +87,34 @@ def right_aligned(features: torch.Tensor, mask: torch.Tensor):
     pair its own right-padded sequence, and lets left-padded input through the packed LSTM."""
     order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)  # (B, T): selected positions first
     return features.gather(1, order[..., None].expand_as(features)), mask.gather(1, order), order
+
+
+class FeatureStandardizer(nn.Module):
+    """Each feature dimension standardised over the batch's real tokens: batch normalisation without a learned gain
+    or bias (Ioffe & Szegedy 2015), with running statistics at evaluation and padding left at zero and out of the
+    statistics. (B, T, D) features and a (B, T) mask → the same shape.
+
+    Why: frozen pretrained features can be on a tiny scale (NNLM's table C after a short pretraining: norms near
+    0.3, against word2vec's 5) or share one large direction (a briefly trained biLM's states differ by a few
+    percent from token to token). An LSTM reading them as they come learns nothing, or learns the dropout noise
+    and collapses to one class at evaluation; standardised, the differences between tokens are on the scale its
+    initialisation expects. Trainable features lose nothing: the task encoder's input weights absorb any scale."""
+
+    def __init__(self, size: int, momentum: float = 0.1, eps: float = 1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(size))
+        self.register_buffer("running_var", torch.ones(size))
+
+    def forward(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        real = features[mask]  # (N, D): the real tokens only
+        # One real token has no variance to estimate: it is scaled by the running statistics, as at evaluation.
+        batch_statistics = self.training and real.shape[0] > 1
+        standardized = F.batch_norm(real.float(), self.running_mean, self.running_var, training=batch_statistics,
+                                    momentum=self.momentum, eps=self.eps)
+        out = features.new_zeros(features.shape)
+        out[mask] = standardized.to(features.dtype)
+        return out
 
 
 class TaskEncoder(nn.Module):
@@ -154,7 +188,14 @@ class StaticVectorsTaskModel:
 
     def _build_task_model(self, config):
         setattr(self, self.base_model_prefix, self.base_model_class(config))
+        self._build_feature_norm(config)
         self.encoder = TaskEncoder(config, self.feature_size())
+
+    def _build_feature_norm(self, config):
+        # A head saved before task_feature_norm existed loads with running statistics 0 and 1 (they are missing
+        # from its weights): at evaluation it standardises nothing, and predicts as it did.
+        standardize = config.task_feature_norm == "batch"
+        self.feature_norm = FeatureStandardizer(self.feature_size()) if standardize else None
 
     @property
     def features_model(self) -> nn.Module:
@@ -195,6 +236,8 @@ class StaticVectorsTaskModel:
             raise ValueError("input_ids are required")
         mask = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
         features = self.token_features(input_ids=input_ids, attention_mask=mask, **kwargs)  # (B, T, D)
+        if self.feature_norm is not None:
+            features = self.feature_norm(features, mask)
         return features, mask
 
 
@@ -314,6 +357,8 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
     def __init__(self, config):
         super().__init__(config)
         setattr(self, self.base_model_prefix, self.base_model_class(config))
+        # No batch standardisation here: a batch's statistics would let each position see the later words.
+        self.feature_norm = None
         self.encoder = TaskEncoder(_unidirectional(config), self.feature_size())
         self.lm_head = nn.Linear(self.encoder.output_size, self.features_model.get_input_embeddings().num_embeddings)
         self.post_init()
