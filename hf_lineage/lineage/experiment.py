@@ -212,11 +212,20 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                 continue
             stages.done += 1
             entries[-1].update(reused=False, seconds=None)
+    # Longest first, so the pool does not end on one long cell while the other workers idle (results do not depend
+    # on the order: every cell is seeded on its own).
+    jobs.sort(key=lambda job: expected_cost(job[1][1]), reverse=True)
     records = stages.run_many([job for _, job in jobs], workers=finetuning_workers(args))
     for (index, _), record in zip(jobs, records):
         entries[index].update(status=record["status"], error=record["error"], reused=record["reused"],
                               seconds=record["seconds"], **record["result"])
     return entries
+
+
+def expected_cost(spec: dict) -> tuple:
+    """A cell's rough place in the running times measured at the tiny scale (docs/lineage.md): generation cells
+    longest, then ELMo's (its projected LSTMs run step by step), then pairs (two sentences), then larger sets."""
+    return (spec["task"] == "generation", spec["family"] == "elmo", spec["task"] == "pairs", spec["train_size"])
 
 
 def finetuning_workers(args) -> int:

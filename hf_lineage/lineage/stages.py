@@ -56,26 +56,56 @@ class Stages:
         """``run`` for each ``(name, spec, work)`` job, ``workers`` at a time in child processes, each limited to one
         torch thread (so a cell's numbers do not depend on how many run beside it); records in the jobs' order.
         ``work`` must pickle (a ``functools.partial`` of a module-level function). ``workers=0``, or several
-        processes under ``accelerate launch`` (which train each stage together), run the jobs here, one by one."""
+        processes under ``accelerate launch`` (which train each stage together), run the jobs here, one by one.
+
+        A child process that dies (killed, out of memory, a crash in native code) takes its pool down with it, and
+        nothing says which job killed it: the jobs the pool had not finished run again one at a time, each in a fresh
+        process, so the one that dies is recorded as failed and every other job still runs."""
         if workers < 1 or self.state.num_processes > 1:
             return [self.run(name, spec, work) for name, spec, work in jobs]
+        records, pending = [None] * len(jobs), {}
+        for i, (name, spec, work) in enumerate(jobs):
+            spec, folder, where = self._begin(name, spec)
+            records[i] = self._finished(folder, spec, where)
+            if records[i] is None:
+                pending[i] = (work, spec, folder, where)
+        suspects = self._run_in_pool(pending, workers, records)
+        if suspects:
+            self.print(f"a worker process died; {len(suspects)} unfinished job(s) run again, one at a time")
+        for i in suspects:  # alone, so that a death is this job's
+            self._run_in_pool({i: pending[i]}, 1, records)
+            if records[i] is None:
+                work, spec, folder, where = pending[i]
+                records[i] = {"status": "failed", "error": "its worker process died (killed, out of memory or a "
+                              "crash in native code)", "result": {}, "seconds": 0.0}
+                self._end(folder, spec, where, records[i])
+                self.print(f"{where}: FAILED ({records[i]['error']})")
+        return records
+
+    def _run_in_pool(self, pending: dict, workers: int, records: list) -> list[int]:
+        """Run ``pending`` (index → (work, spec, folder, where)) in a pool of ``workers`` spawned processes, filling
+        ``records``; returns the indices left without a record because the pool broke while they ran."""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
-        records, waiting = [None] * len(jobs), {}
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or Trainer state shared
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_one_torch_thread) as pool:
-            for i, (name, spec, work) in enumerate(jobs):
-                spec, folder, where = self._begin(name, spec)
-                records[i] = self._finished(folder, spec, where)
-                if records[i] is None:
-                    self._clear(folder)
-                    waiting[i] = (pool.submit(attempt, work, folder, where, 0, False), spec, folder, where)
-            for i, (future, spec, folder, where) in waiting.items():
-                record = future.result()
+            futures = {}
+            for i, (work, spec, folder, where) in pending.items():
+                self._clear(folder)
+                futures[i] = pool.submit(attempt, work, folder, where, 0, False)
+            broken = []
+            for i, future in futures.items():
+                try:
+                    record = future.result()
+                except BrokenProcessPool:
+                    broken.append(i)
+                    continue
+                work, spec, folder, where = pending[i]
                 self._end(folder, spec, where, record)
                 records[i] = record
-        return records
+        return broken
 
     def _begin(self, name: str, spec: dict):
         self.done += 1
