@@ -38,7 +38,7 @@ from pathlib import Path
 from .. import __version__
 from . import claims, plots, report
 from .data import prepare_corpus, prepare_task_data, read_task_file, task_files
-from .finetuning import cell_variants, finetune, pretrained_variant
+from .finetuning import cell_variants, finetune, pretrained_variant, small_set_updates
 from .pretraining import describe_budget, pretrain_family
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
@@ -308,7 +308,7 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         f"rows for generation), evaluated every epoch (every {scale.min_steps // 4} updates when an epoch is "
         "shorter); at most "
         + (f"{args.finetune_epochs:g} epochs" if args.finetune_epochs else
-           f"{scale.finetune_epochs:g} epochs (more for small sets: at least {2 * scale.min_steps} updates)")
+           f"{scale.finetune_epochs:g} epochs (more for small sets: at least {small_set_updates(scale)} updates)")
         + f", stopped after {scale.patience} evaluations without a better dev score (never before "
         f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; "
         f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
