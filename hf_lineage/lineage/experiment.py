@@ -224,7 +224,7 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
 
 def expected_cost(spec: dict) -> tuple:
     """A cell's rough place in the running times measured at the tiny scale (docs/lineage.md): generation cells
-    longest, then ELMo's (its projected LSTMs run step by step), then pairs (two sentences), then larger sets."""
+    longest, then ELMo's (its projected LSTMs have no oneDNN kernel), then pairs (two sentences), then larger sets."""
     return (spec["task"] == "generation", spec["family"] == "elmo", spec["task"] == "pairs", spec["train_size"])
 
 

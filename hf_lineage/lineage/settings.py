@@ -75,7 +75,8 @@ class Scale:
 # The default budget of the tiny scale: equal pretraining time, fixed as the corpus words each family reads in that
 # time on the reference machine (measured with `hf-lineage lineage --budget-seconds`, whose results.json reports the
 # words each family saw), so that a run is reproducible and the budget means the same on every machine. word2vec's
-# was lowered from 70M when two default runs spent 67 s and 80 s on it, against the others' 49-51 s.
+# was lowered from 70M when two default runs spent 67 s and 80 s on it, against the others' 49-51 s; 45M then took
+# 26-35 s. Its speed on the shared reference machine varies up to threefold from run to run.
 REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
 TINY_EQUAL_TIME_SECONDS = 50.0
 TINY_EQUAL_TIME_WORDS = {"nnlm": 380_000, "word2vec": 45_000_000, "elmo": 280_000, "gpt": 700_000,

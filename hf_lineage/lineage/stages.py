@@ -75,7 +75,7 @@ class Stages:
         for i in suspects:  # alone, so that a death is this job's
             self._run_in_pool({i: pending[i]}, 1, records)
             if records[i] is None:
-                work, spec, folder, where = pending[i]
+                _, spec, folder, where = pending[i]
                 records[i] = {"status": "failed", "error": "its worker process died (killed, out of memory or a "
                               "crash in native code)", "result": {}, "seconds": 0.0}
                 self._end(folder, spec, where, records[i])
@@ -102,7 +102,7 @@ class Stages:
                 except BrokenProcessPool:
                     broken.append(i)
                     continue
-                work, spec, folder, where = pending[i]
+                _, spec, folder, where = pending[i]
                 self._end(folder, spec, where, record)
                 records[i] = record
         return broken
