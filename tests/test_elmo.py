@@ -171,6 +171,20 @@ def test_tokenizer_rejects_bad_vocabularies(tmp_path):
         LineageElmoTokenizer(vocab=["a b"])
 
 
+def test_a_vocabulary_without_unk_gets_it_appended_and_unknown_words_take_its_id(tmp_path):
+    tok = LineageElmoTokenizer(vocab=["<S>", "</S>", "the", "cat"])  # no <UNK>, no <pad>: both appended
+    assert (tok.unk_token_id, tok.pad_token_id) == (4, 5)
+    enc = tok(["the zebra", "cat"], padding=True, return_tensors="pt")  # used to give None ids and crash here
+    assert enc["input_ids"].tolist() == [[0, 2, 4, 1], [0, 3, 1, 5]]
+    assert enc["char_ids"][0, 2].tolist() == tok.char_ids_of("zebra")  # the unknown word keeps its characters
+    tok.save_pretrained(tmp_path)
+    assert AutoTokenizer.from_pretrained(tmp_path)(["zebra"])["input_ids"] == [[0, 4, 1]]
+    strict = LineageElmoTokenizer(vocab=["<S>", "</S>", "the"], unk_token=None)
+    assert strict(["the"])["input_ids"] == [[0, 2, 1]]
+    with pytest.raises(ValueError, match="'zebra' is not in the vocabulary.*unk_token=None"):
+        strict(["the zebra"])
+
+
 # --------------------------------------------------------------------------- LSTM with projection and clipping
 
 

@@ -63,7 +63,9 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
     ids for every word, known or not.
 
     Text is split on whitespace (ELMo's corpora are pre-tokenized); ``is_split_into_words=True`` takes lists of
-    words. Words missing from the vocabulary get ``<UNK>``'s word id but keep their own characters.
+    words. Words missing from the vocabulary get ``<UNK>``'s word id but keep their own characters
+    (a vocabulary without ``<UNK>`` gets it appended, like any special token it lacks; with ``unk_token=None`` an
+    unknown word is a ValueError).
 
     Example::
 
@@ -111,7 +113,15 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
         return (text.lower() if self.lowercase else text).split()
 
     def _convert_token_to_id(self, token):
-        return self.vocab.get(token, self.vocab.get(self.unk_token))
+        if token in self.vocab:
+            return self.vocab[token]
+        # A vocabulary without the unknown-word token (bilm-tf's vocab.txt may lack it) gets it appended as an added
+        # token at construction: unknown words take that id.
+        unk_id = self.vocab.get(self.unk_token, self.added_tokens_encoder.get(self.unk_token))
+        if unk_id is None:
+            raise ValueError(f"{token!r} is not in the vocabulary and the tokenizer has no unknown-word token "
+                             f"(unk_token=None) to stand for it")
+        return unk_id
 
     def _convert_id_to_token(self, index):
         return self.ids_to_tokens[index] if 0 <= index < len(self.ids_to_tokens) else self.unk_token
