@@ -122,6 +122,22 @@ def _check_files(paths, flag):
             raise PretrainError(f"{flag} {path} is empty")
 
 
+def check_overrides(config_class, overrides: dict) -> None:
+    """``--set`` names must be fields of the family's config (or transformers' own keys), checked before any data
+    is read; whole numbers given to float fields (``--set initializer_range=1``) become floats. The values
+    themselves are checked when the config is built."""
+    from .models.configuration_lineage_utils import check_known_kwargs
+
+    try:
+        check_known_kwargs(config_class, overrides)
+    except ValueError as error:
+        raise PretrainError(f"--set: {error}") from None
+    float_fields = {f.name for f in fields(config_class) if f.type is float}
+    for name, value in overrides.items():
+        if name in float_fields and isinstance(value, int) and not isinstance(value, bool):
+            overrides[name] = float(value)
+
+
 def _identity(args) -> dict:
     return {k: getattr(args, k) for k in IDENTITY_FIELDS}
 
@@ -135,6 +151,7 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         raise PretrainError(
             f"Unknown {args.family} config {args.config!r}; choose one of {', '.join(config_class.named_sizes)}"
         )
+    check_overrides(config_class, args.overrides)
     if bool(args.train_file) == bool(args.dataset_name):
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
     _check_files(args.train_file, "--train-file")
@@ -189,7 +206,9 @@ def use_cpu_backend(args: PretrainArguments, objective) -> bool:
 
 
 def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
-    for name, value in objective.defaults.items():
+    """Fill every option left at None with the family's default: its paper's, made small for ``--config tiny``."""
+    defaults = {**objective.defaults, **(objective.tiny_defaults if args.config == "tiny" else {})}
+    for name, value in defaults.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
     if args.per_device_eval_batch_size is None:
@@ -684,12 +703,15 @@ def main(argv=None) -> int:
 
 
 def run_namespace(namespace: dict) -> int:
+    from huggingface_hub.errors import StrictDataclassError
+
     namespace = {k: v for k, v in namespace.items() if k not in ("command", "func")}
     try:
         namespace["overrides"] = parse_set(namespace["overrides"])
         pretrain(PretrainArguments(**namespace))
-    except (PretrainError, ValueError, FileNotFoundError) as error:
-        print(f"hf-lineage pretrain: error: {error}", file=sys.stderr)
+    except (PretrainError, ValueError, FileNotFoundError, StrictDataclassError) as error:
+        # One line, also for huggingface_hub's multi-line type errors ("Field 'x' expected int, got str").
+        print(f"hf-lineage pretrain: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
     finally:
         end_processes()

@@ -30,7 +30,7 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
 
 # The character CNN of every published ELMo: 2048 filters of widths 1-7 (bilm-tf's options.json).
 PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -128,6 +128,7 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     use_cache: bool = True
 
     def __post_init__(self, **kwargs):
+        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)
         self.check_sizes()
 

@@ -9,8 +9,9 @@ from typing import ClassVar
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.activations import ACT2FN
 
-from .configuration_lineage_utils import NamedSizesMixin
+from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs
 
 
 @strict
@@ -68,6 +69,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     tie_word_embeddings: bool = True
 
     def __post_init__(self, **kwargs):
+        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)
         self.check_sizes()
 
@@ -87,6 +89,12 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
         if self.classifier_dropout is not None and not 0.0 <= self.classifier_dropout < 1.0:
             raise ValueError(f"classifier_dropout must be in [0, 1) or None, got {self.classifier_dropout}")
+        if self.hidden_act not in ACT2FN:
+            raise ValueError(f"hidden_act must be one of transformers' activations ({', '.join(sorted(ACT2FN))}), "
+                             f"got {self.hidden_act!r}")
+        for name in ("initializer_range", "layer_norm_eps"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.lm_loss_weight < 0:
             raise ValueError(f"lm_loss_weight (the paper's λ) must be >= 0, got {self.lm_loss_weight}")
         if not self.is_decoder:

@@ -21,7 +21,7 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
 
 
 @strict
@@ -91,6 +91,7 @@ class LineageNNLMConfig(NamedSizesMixin, PreTrainedConfig):
     tie_word_embeddings: bool = False
 
     def __post_init__(self, **kwargs):
+        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)
         self.check_sizes()
 

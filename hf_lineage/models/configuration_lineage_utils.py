@@ -4,7 +4,54 @@ This file is copied next to a saved model (see ``custom_object_save``), so it im
 same-folder siblings.
 """
 
+import difflib
+from dataclasses import fields
 from typing import Any, ClassVar
+
+from transformers import GenerationConfig, PreTrainedConfig
+
+
+# Keyword arguments a config takes besides its own fields: the ones transformers' ``PreTrainedConfig`` itself
+# accepts (its ``__post_init__`` consumes or stores them), the keys ``save_pretrained`` writes (``model_type``,
+# ``auto_map``), and those that configs saved by earlier transformers releases carry. Everything else is refused,
+# so a typo (``--set hiden_size=8``) or another family's field fails instead of being stored in config.json.
+TRANSFORMERS_KEYS = frozenset({
+    "model_type", "auto_map", "transformers_version", "architectures", "name_or_path", "_name_or_path",
+    "_commit_hash", "torch_dtype", "dtype", "num_labels", "id2label", "label2id", "problem_type",
+    "output_attentions", "output_hidden_states", "return_dict", "attn_implementation", "experts_implementation",
+    "_attn_implementation_internal", "_experts_implementation_internal", "_attn_implementation_autoset",
+    "per_layer_config", "tie_last_hidden_states", "chunk_size_feed_forward", "is_encoder_decoder", "is_decoder",
+    "add_cross_attention", "cross_attention_hidden_size", "tie_encoder_decoder", "tie_word_embeddings",
+    "pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "decoder_start_token_id", "use_cache",
+    "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "finetuning_task", "tokenizer_class",
+    "prefix", "task_specific_params", "gradient_checkpointing", "rope_scaling", "rope_theta", "rope_parameters",
+})
+
+
+def _generation_keys() -> set[str]:
+    # Generation settings that old configs carry; PreTrainedConfig drops them on load (private API: guarded).
+    try:
+        return set(GenerationConfig._get_default_generation_params())
+    except AttributeError:
+        return set(GenerationConfig().to_dict())
+
+
+def check_known_kwargs(config, kwargs: dict) -> None:
+    """Refuse keyword arguments that are neither a field of ``config`` (a config or its class) nor one of
+    transformers' own keys, with a ValueError naming them and the nearest field. Called first in every
+    ``__post_init__``, where ``kwargs`` are the arguments that matched no field."""
+    config_class = config if isinstance(config, type) else type(config)
+    known = sorted(f.name for f in fields(config_class))
+    unknown = sorted(set(kwargs) - set(known) - TRANSFORMERS_KEYS - _generation_keys())
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    own = [name for name in known if name not in {f.name for f in fields(PreTrainedConfig)}]
+    raise ValueError(f"{config_class.__name__} ({config_class.model_type}) has no field {', '.join(hints)}; its own "
+                     f"fields are: {', '.join(own)}")
 
 
 class NamedSizesMixin:

@@ -36,6 +36,8 @@ class GPTObjective(PretrainingObjective):
         adam_epsilon=1e-8, lr_scheduler="cosine", warmup_steps=2000, max_grad_norm=1.0, max_seq_length=512,
         per_device_batch_size=64, vocab_size=40000,
     )
+    # A smoke run has far fewer than 2000 updates: warm up over the first 5 % instead.
+    tiny_defaults = dict(PretrainingObjective.tiny_defaults, warmup_steps=None, warmup_ratio=0.05)
     perplexity_of = "loss"
 
     def __init__(self, args):

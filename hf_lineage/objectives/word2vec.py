@@ -49,6 +49,8 @@ class Word2VecObjective(PretrainingObjective):
         warmup_ratio=0.0, max_grad_norm=0.0, max_seq_length=MAX_SENTENCE_WORDS, per_device_batch_size=64,
         vocab_size=None,
     )
+    # Already small (a batch is 64 sentences, the learning rate is scaled to it, the vocabulary is min_count's).
+    tiny_defaults = {}
     has_cpu_backend = True
 
     def _config_fields(self) -> dict:

@@ -1,0 +1,146 @@
+"""Configs of every family: unknown fields and impossible values are refused with a message naming them, while
+transformers' own keys, save → load round trips (also through trust_remote_code) and older config.json files work."""
+
+import json
+
+import pytest
+from transformers import AutoConfig
+
+import hf_lineage  # noqa: F401  (registers lineage-* with AutoConfig)
+from hf_lineage.pretrain import PretrainError, check_overrides, main
+from hf_lineage.registry import FAMILIES, family_classes
+
+from conftest import run_without_hf_lineage
+
+
+def tiny(family, **overrides):
+    config_class, _ = family_classes(family)
+    return config_class.from_named("tiny", vocab_size=300, **overrides)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_unknown_keyword_is_refused_naming_it_and_the_nearest_field(family):
+    with pytest.raises(ValueError, match="has no field 'not_a_field'"):
+        tiny(family, not_a_field=1)
+    with pytest.raises(ValueError, match="'vocab_sise' \\(did you mean 'vocab_size'\\?\\)"):
+        tiny(family, vocab_sise=1)
+
+
+def test_a_field_of_another_family_is_unknown():
+    # ELMo has no hidden_size (BERT's and GPT's field): before, it was stored in config.json and ignored.
+    with pytest.raises(ValueError, match="LineageElmoConfig \\(lineage-elmo\\) has no field 'hidden_size'"):
+        family_classes("elmo")[0](hidden_size=-8)
+
+
+@pytest.mark.parametrize(
+    "family, overrides, message",
+    [
+        ("bert", dict(hidden_size=-8), "hidden_size must be a positive integer"),
+        ("bert", dict(hidden_act="swishy"), "hidden_act must be one of"),
+        ("bert", dict(layer_norm_eps=0.0), "layer_norm_eps must be positive"),
+        ("bert", dict(classifier_dropout=1.5), "classifier_dropout must be in"),
+        ("gpt", dict(num_attention_heads=3), "not a multiple of num_attention_heads"),
+        ("gpt", dict(initializer_range=-0.02), "initializer_range must be positive"),
+        ("elmo", dict(lstm_cell_size=-8), "lstm_cell_size must be a positive integer"),
+        ("elmo", dict(softmax_type="hierarchical"), "softmax_type must be one of"),
+        ("nnlm", dict(context_size=0), "context_size must be a positive integer"),
+        ("word2vec", dict(architecture="glove"), "architecture must be one of"),
+        ("word2vec", dict(task_dropout=1.0), "task_dropout must be in"),
+    ],
+)
+def test_impossible_values_are_refused_naming_the_field(family, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(family, **overrides)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_transformers_own_keys_are_accepted(family):
+    config = tiny(family, id2label={0: "no", 1: "yes"}, label2id={"no": 0, "yes": 1},
+                  problem_type="single_label_classification", torch_dtype="float32", architectures=["X"],
+                  auto_map={"AutoConfig": "x.Y"}, transformers_version="5.16.0", output_hidden_states=True,
+                  pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=family in ("bert", "gpt"),
+                  # configs saved by older releases: generation settings and retired keys still load
+                  max_length=20, num_beams=1, use_bfloat16=False, torchscript=False, _commit_hash="abc")
+    assert config.num_labels == 2 and config.output_hidden_states and str(config.dtype) == "torch.float32"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_save_load_round_trip_keeps_every_field(family, tmp_path):
+    config = tiny(family, id2label={0: "a", 1: "b", 2: "c"}, label2id={"a": 0, "b": 1, "c": 2})
+    config.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["model_type"] == f"lineage-{family}" and "auto_map" in saved
+    loaded = AutoConfig.from_pretrained(tmp_path)
+    fields = lambda c: {k: v for k, v in c.to_dict().items() if k != "_name_or_path"}  # noqa: E731
+    assert type(loaded) is type(config) and fields(loaded) == fields(config)
+    # from_pretrained's own keyword arguments are not config fields and keep working.
+    assert AutoConfig.from_pretrained(tmp_path, num_labels=3, local_files_only=True).num_labels == 3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_config_json_written_by_an_older_release_still_loads(family, tmp_path):
+    saved = tiny(family).to_dict()
+    # What transformers 5.16 (the oldest supported) or a 4.x-era config carries beside the fields.
+    saved.update({"transformers_version": "5.16.0", "torch_dtype": "float32", "_name_or_path": "old/run",
+                  "architectures": [f"Lineage{family}"], "use_bfloat16": False, "max_length": 20,
+                  "output_attentions": False, "return_dict": True})
+    saved.pop("dtype", None)
+    (tmp_path / "config.json").write_text(json.dumps(saved))
+    loaded = AutoConfig.from_pretrained(tmp_path)
+    assert loaded.vocab_size == 300 and str(loaded.dtype) == "torch.float32"
+    # A key that no release ever wrote is refused, naming the file's key.
+    (tmp_path / "config.json").write_text(json.dumps({**saved, "hiden_size": 8}))
+    with pytest.raises(ValueError, match="hiden_size"):
+        AutoConfig.from_pretrained(tmp_path)
+
+
+def test_trust_remote_code_copies_round_trip_and_refuse_unknown_fields(tmp_path):
+    for family in FAMILIES:
+        tiny(family).save_pretrained(tmp_path / family)
+        assert (tmp_path / family / "configuration_lineage_utils.py").is_file()
+    out = run_without_hf_lineage(
+        f"""
+from transformers import AutoConfig
+for family in {list(FAMILIES)!r}:
+    config = AutoConfig.from_pretrained({str(tmp_path)!r} + "/" + family, trust_remote_code=True)
+    assert "hf_lineage" not in type(config).__module__ and config.vocab_size == 300, type(config)
+    config.save_pretrained({str(tmp_path)!r} + "/again-" + family)
+    again = AutoConfig.from_pretrained({str(tmp_path)!r} + "/again-" + family, trust_remote_code=True)
+    assert {{**again.to_dict(), "_name_or_path": ""}} == {{**config.to_dict(), "_name_or_path": ""}}
+    try:
+        type(config)(not_a_field=1)
+    except ValueError as error:
+        print(family, "refused" if "not_a_field" in str(error) else error)
+""",
+        cwd=tmp_path,
+    )
+    assert out.split() == [word for family in FAMILIES for word in (family, "refused")]
+
+
+def test_set_with_an_unknown_field_fails_before_anything_is_written(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n" * 20)
+    out = tmp_path / "out"
+    code = main(["bert", "--train-file", str(corpus), "--output-dir", str(out), "--report-to", "none",
+                 "--set", "not_a_field=1"])
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "--set: LineageBertConfig (lineage-bert) has no field 'not_a_field'" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_set_values_of_float_fields_may_be_whole_numbers_and_type_errors_are_one_line(tmp_path, capsys):
+    config_class, _ = family_classes("gpt")
+    overrides = {"initializer_range": 1, "lm_loss_weight": 1, "num_hidden_layers": 2}
+    check_overrides(config_class, overrides)
+    assert overrides == {"initializer_range": 1.0, "lm_loss_weight": 1, "num_hidden_layers": 2}
+    assert type(overrides["initializer_range"]) is float
+    with pytest.raises(PretrainError, match="--set: .*'dropuot' \\(did you mean 'dropout'\\?\\)"):
+        check_overrides(family_classes("elmo")[0], {"dropuot": 0.2})
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n" * 40)
+    code = main(["nnlm", "--train-file", str(corpus), "--output-dir", str(tmp_path / "out"), "--report-to", "none",
+                 "--set", "hidden_size=big"])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert code == 2 and "Traceback" not in err and len(errors) == 1 and "'hidden_size' expected int" in errors[0]
