@@ -122,16 +122,17 @@ def _check_files(paths, flag):
             raise PretrainError(f"{flag} {path} is empty")
 
 
-def check_overrides(config_class, overrides: dict) -> None:
-    """``--set`` names must be fields of the family's config (or transformers' own keys), checked before any data
-    is read; whole numbers given to float fields (``--set initializer_range=1``) become floats. The values
-    themselves are checked when the config is built."""
+def check_overrides(config_class, overrides: dict, extra=()) -> None:
+    """``--set`` names must be fields of the family's config (or transformers' own keys) or one of the objective's
+    ``extra`` options, checked before any data is read; whole numbers given to float fields
+    (``--set initializer_range=1``) become floats. The values themselves are checked when the config is built."""
     from .models.configuration_lineage_utils import check_known_kwargs
 
     try:
-        check_known_kwargs(config_class, overrides)
+        check_known_kwargs(config_class, {k: v for k, v in overrides.items() if k not in extra})
     except ValueError as error:
-        raise PretrainError(f"--set: {error}") from None
+        also = f"; besides these, --set takes {', '.join(extra)}" if extra else ""
+        raise PretrainError(f"--set: {error}{also}") from None
     float_fields = {f.name for f in fields(config_class) if f.type is float}
     for name, value in overrides.items():
         if name in float_fields and isinstance(value, int) and not isinstance(value, bool):
@@ -151,7 +152,7 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         raise PretrainError(
             f"Unknown {args.family} config {args.config!r}; choose one of {', '.join(config_class.named_sizes)}"
         )
-    check_overrides(config_class, args.overrides)
+    check_overrides(config_class, args.overrides, objective.set_options)
     if bool(args.train_file) == bool(args.dataset_name):
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
     _check_files(args.train_file, "--train-file")

@@ -144,3 +144,12 @@ def test_set_values_of_float_fields_may_be_whole_numbers_and_type_errors_are_one
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if "error" in line]
     assert code == 2 and "Traceback" not in err and len(errors) == 1 and "'hidden_size' expected int" in errors[0]
+
+
+def test_set_takes_the_nnlm_tokenizer_options_besides_config_fields():
+    from hf_lineage.objectives import objective_class
+
+    options = objective_class("nnlm").set_options
+    check_overrides(family_classes("nnlm")[0], {"min_count": 2, "lowercase": True, "hidden_size": 8}, options)
+    with pytest.raises(PretrainError, match="'min_cout'.*besides these, --set takes min_count, lowercase"):
+        check_overrides(family_classes("nnlm")[0], {"min_cout": 2}, options)

@@ -1,8 +1,10 @@
 """Lineage ELMo: config, the character tokenizer, the LSTM with projection and clipping against a naive cell loop,
 the biLM and its scalar mixes, the language models and generation, AllenNLP weight import against an independent
-numpy reference, freezing and the downstream features, polysemy, pre-training through the engine, Hub loading."""
+numpy reference and AllenNLP's published outputs (stateful, batch after batch), freezing and the downstream
+features, polysemy, pre-training through the engine, Hub loading."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -556,6 +558,112 @@ def test_allennlp_weights_load_and_compute_what_bilm_tf_computes(tmp_path, token
             np.testing.assert_allclose(layers[k + 1][b, :n, P:].numpy(), outputs["backward"][k], atol=1e-6)
     assert min(total_clips) > 20  # both clips fire: the comparison covers them
     # (1e-6: the forget bias + 1 is stored in float32, the reference adds it in float64)
+
+
+def test_allennlp_published_fixtures_match_with_the_state_carried_across_batches():
+    """AllenNLP's own ELMo test data (tests/fixtures/allennlp_elmo/README.md): its small biLM, 30 sentences read as
+    10 consecutive batches of 3 (batch i holds sentence i of each of the 3 lists, in that order) by a stateful biLM,
+    and the top layer AllenNLP computed for each. Every batch must match, not only the first: from the second on,
+    row k starts from the states row k of the previous batch ended with, in both directions."""
+    import h5py
+
+    from hf_lineage.convert.allennlp_elmo import load_allennlp_elmo
+
+    folder = Path(__file__).parent / "fixtures" / "allennlp_elmo"
+    sentences = json.loads((folder / "sentences.json").read_text())
+    expected = []  # expected[k][i]: sentence i of list k, (words, 2P) = [forward; backward]
+    for k in range(3):
+        with h5py.File(folder / f"lm_embeddings_{k}.hdf5", "r") as f:
+            expected.append([np.concatenate([f[str(i)][0], f[str(i)][1]], axis=-1) for i in range(10)])
+    model = load_allennlp_elmo(folder / "options.json", folder / "lm_weights.hdf5")
+    assert model.config.stateful  # AllenNLP's Elmo is
+    stateless = load_allennlp_elmo(folder / "options.json", folder / "lm_weights.hdf5", stateful=False)
+    tokenizer = LineageElmoTokenizer(vocab=["<S>", "</S>", "<UNK>"])  # only the characters matter here
+    worst = []
+    for i in range(10):
+        rows = [sentences[k][i].split() for k in range(3)]
+        enc = tokenizer(rows, is_split_into_words=True, padding=True, return_tensors="pt")
+        assert enc["attention_mask"].sum(1).tolist() == [len(r) + 2 for r in rows]  # <S> words </S>
+        with torch.no_grad():
+            top = model(**enc).hidden_states[-1]
+            alone = stateless(**enc).hidden_states[-1]
+        # Our outputs keep <S> and </S> (AllenNLP strips them): the words are positions 1 .. n.
+        worst.append(max(np.abs(top[k, 1 : len(rows[k]) + 1].numpy() - expected[k][i]).max() for k in range(3)))
+        if i > 0:  # starting every batch from zeros is far off: the fixtures do test the carried state
+            assert np.abs(alone[0, 1 : len(rows[0]) + 1].numpy() - expected[0][i]).max() > 0.1
+    assert max(worst) <= 1e-5, worst
+    model.reset_states()
+    assert model.lstm_states is None
+
+
+def concatenated(tokenizer, *sentences):
+    """One row of the sentences' ids and characters, each sentence in its own <S> ... </S>."""
+    encs = [tokenizer([s], return_tensors="pt") for s in sentences]
+    return {key: torch.cat([e[key] for e in encs], dim=1) for key in ("input_ids", "char_ids", "attention_mask")}
+
+
+@pytest.mark.parametrize("clip", [3.0, None], ids=["clipped-loop", "fused"])
+def test_stateful_model_continues_each_row_from_its_last_real_token_in_both_directions(tokenizer, clip):
+    torch.manual_seed(0)
+    config = tiny(cell_clip=clip, proj_clip=clip, stateful=True)
+    model = LineageElmoModel(config).eval()
+    stateless = LineageElmoModel(tiny(cell_clip=clip, proj_clip=clip)).eval()
+    stateless.load_state_dict(model.state_dict())
+    P = config.projection_size
+    first = ["the cat sat on the mat", "a dog", "the river bank"]
+    second = ["a dog ran", "the cat sat on the bank", ""]  # row 2 has no tokens: it keeps its state
+    with torch.no_grad():
+        out1 = model(**batch(tokenizer, first))
+        enc2 = batch(tokenizer, second[:2])
+        enc2 = {k: torch.cat([v, torch.zeros_like(v[:1])]) for k, v in enc2.items()}  # an all-padding third row
+        out2 = model(**enc2).hidden_states
+        third = model(**batch(tokenizer, ["the dog ran", "money", "a cat"])).hidden_states
+        for b in range(2):
+            # Forward: the second sentence continues the first; backward: it reads the second sentence right to
+            # left, then the first - as if the row were [second; first] read from its end.
+            n1, n2 = len(first[b].split()) + 2, len(second[b].split()) + 2
+            forward = stateless(**concatenated(tokenizer, first[b], second[b])).hidden_states
+            backward = stateless(**concatenated(tokenizer, second[b], first[b])).hidden_states
+            for k in (1, 2):
+                torch.testing.assert_close(out2[k][b, :n2, :P], forward[k][0, n1:, :P], atol=1e-5, rtol=0)
+                torch.testing.assert_close(out2[k][b, :n2, P:], backward[k][0, :n2, P:], atol=1e-5, rtol=0)
+        # Row 2 read nothing in the second batch: the third batch continues it from the first.
+        n1 = len(first[2].split()) + 2
+        forward = stateless(**concatenated(tokenizer, first[2], "a cat")).hidden_states
+        torch.testing.assert_close(third[2][2, :4, :P], forward[2][0, n1:, :P], atol=1e-5, rtol=0)
+        # The states a padded batch returns are each row's at its last real token: a row read alone agrees.
+        for b, sentence in enumerate(first):
+            alone = stateless(**batch(tokenizer, [sentence]), return_state=True)
+            for name in ("forward_state", "backward_state"):
+                for got, want in zip(getattr(out1, name), getattr(alone, name)):
+                    torch.testing.assert_close(got[:, b], want[:, 0], atol=1e-6, rtol=0)
+        # Explicit states do what the stored ones do, and the model forgets on request.
+        explicit = stateless(**enc2, forward_state=out1.forward_state, backward_state=out1.backward_state)
+        torch.testing.assert_close(explicit.hidden_states[2][:2], out2[2][:2], atol=1e-6, rtol=0)
+        model.reset_states()
+        torch.testing.assert_close(model(**enc2).hidden_states[2], stateless(**enc2).hidden_states[2])
+
+
+def test_models_are_stateless_by_default_and_refuse_malformed_states(tokenizer):
+    model = LineageElmoModel(tiny()).eval()
+    enc = batch(tokenizer)
+    with torch.no_grad():
+        first, again = model(**enc), model(**enc)
+    assert first.forward_state is None and model.lstm_states is None
+    torch.testing.assert_close(first.hidden_states[2], again.hidden_states[2], atol=0, rtol=0)
+    h, c = model(**enc, return_state=True).forward_state
+    assert h.shape == (2, 3, 16) and c.shape == (2, 3, 64)
+    with pytest.raises(ValueError, match="forward_state must be a tuple"):
+        model(**enc, forward_state=(h[:, :2], c[:, :2]))
+    with pytest.raises(ValueError, match="backward_state must be a tuple"):
+        model(**enc, backward_state=h)
+    stateful = LineageElmoModel(tiny(stateful=True)).eval()
+    stateful(**enc)
+    with pytest.raises(ValueError, match="rows must be"):
+        stateful.reset_states(torch.tensor([True]))
+    stateful.reset_states(torch.tensor([True, False, False]))
+    assert stateful.lstm_states["forward"][0][:, 0].abs().sum() == 0
+    assert stateful.lstm_states["forward"][0][:, 1].abs().sum() > 0
 
 
 def test_allennlp_import_refuses_mismatched_files(tmp_path):

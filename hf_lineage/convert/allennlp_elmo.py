@@ -134,7 +134,10 @@ def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_over
     one-word-per-line vocabulary) also returns the matching ``LineageElmoTokenizer``.
 
     ``config_overrides`` set other config fields (``num_output_representations``, ``do_layer_norm``, task fields,
-    ``vocab_size`` ...). The file has no softmax: ``LineageElmoForPreTraining`` built from the result gets a new one.
+    ``vocab_size`` ...). The model is ``stateful`` unless ``stateful=False`` is given: like AllenNLP's ``Elmo``, each
+    row's LSTM states carry over from one batch to the next, so the features of a sentence depend on what the same
+    row of the batches before it read (``model.reset_states()`` starts afresh). The file has no softmax:
+    ``LineageElmoForPreTraining`` built from the result gets a new one.
     """
     import h5py
 
@@ -147,7 +150,7 @@ def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_over
         config_overrides = {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
                             "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
                             **config_overrides}
-    config = config_from_options(options, **config_overrides)
+    config = config_from_options(options, **{"stateful": True, **config_overrides})
     model = LineageElmoModel(config)
     with h5py.File(weight_file, "r") as weights:
         state_dict = state_dict_from_hdf5(weights, config)

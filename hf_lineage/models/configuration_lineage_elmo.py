@@ -53,7 +53,8 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     ``num_lstm_layers`` LSTMs with ``lstm_cell_size`` cells whose output is projected to ``projection_size``; the
     cell state is clipped to ±``cell_clip`` and the projected output to ±``proj_clip`` (None: no clipping, which lets
     the model use PyTorch's fused LSTM). ``use_skip_connections`` adds each layer's input to its output from the
-    second layer on.
+    second layer on. With ``stateful`` (AllenNLP's behaviour; off by default) ``LineageElmoModel`` starts row b of
+    each batch from the LSTM states that row b of the previous batch ended with.
 
     ``softmax_type`` is "full", "sampled" (Jean et al. 2015's sampled softmax with ``num_sampled`` log-uniform
     negatives, as bilm-tf trained; the full softmax is used at evaluation) or "adaptive" (Grave et al. 2017, with
@@ -98,6 +99,9 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     cell_clip: float | int | None = 3.0
     proj_clip: float | int | None = 3.0
     use_skip_connections: bool = True
+    # LineageElmoModel carries each row's LSTM state (both directions) from one batch to the next, as AllenNLP's
+    # Elmo and bilm-tf do; off for training (features would depend on what ran before). load_allennlp_elmo sets it.
+    stateful: bool = False
     # Dropout on every LSTM layer's input and on the top layer's output while the biLM trains (bilm-tf's 0.1).
     dropout: float | int = 0.1
     # Softmax shared by both directions.

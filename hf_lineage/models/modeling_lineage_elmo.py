@@ -18,12 +18,14 @@ load with ``hf_lineage.convert.allennlp_elmo`` and give the same layers:
 * Each direction reads the sentence on its own: the forward LSTM left to right, the backward LSTM right to left from
   the last real word, both from the same token layer; the layer outputs are concatenated [forward; backward].
 
-Differences from AllenNLP, on purpose: the LSTM state starts at zero for every batch (AllenNLP's ``ElmoLstm``
-carries it over from the previous batch, so its outputs depend on what was run before); ``do_layer_norm``
-normalises each token's vector (AllenNLP normalises over all unmasked elements of the batch, so a sentence's
-features depend on the other sentences of its batch); the sentence markers ``<S>``/``</S>`` are added by the
-tokenizer and kept in the outputs (AllenNLP adds and strips them inside the model). The pre-training loss is the sum
-of the two directions' mean losses (the paper's joint log likelihood; bilm-tf minimises their average).
+Differences from AllenNLP, on purpose: the LSTM state starts at zero for every batch unless ``config.stateful``
+(AllenNLP's ``ElmoLstm`` always carries each row's state over from the previous batch, so its outputs depend on
+what was run before; ``load_allennlp_elmo`` turns ``stateful`` on, and then AllenNLP's published test outputs are
+reproduced batch after batch); ``do_layer_norm`` normalises each token's vector (AllenNLP normalises over all
+unmasked elements of the batch, so a sentence's features depend on the other sentences of its batch); the sentence
+markers ``<S>``/``</S>`` are added by the tokenizer and kept in the outputs (AllenNLP adds and strips them inside
+the model). The pre-training loss is the sum of the two directions' mean losses (the paper's joint log likelihood;
+bilm-tf minimises their average).
 """
 
 import math
@@ -151,14 +153,33 @@ class LineageElmoLSTMLayer(nn.LSTM):
     def fused(self) -> bool:
         return self.cell_clip is None and self.proj_clip is None
 
-    def forward(self, x, state=None):
-        """(B, T, I) inputs and an optional (h (B, P), c (B, C)) start state → (B, T, P) outputs, final state."""
-        if self.fused:
-            out, (h, c) = super().forward(x, None if state is None else (state[0][None], state[1][None]))
-            return out, (h[0], c[0])
-        return self.clipped_loop(x, state)
+    def forward(self, x, state=None, lengths=None):
+        """(B, T, I) inputs and an optional (h (B, P), c (B, C)) start state → (B, T, P) outputs, final state.
 
-    def clipped_loop(self, x, state=None):
+        Without ``lengths`` the final state is the one after position T − 1. With (B,) ``lengths`` (right padding)
+        it is each row's state after its last real position — what a later batch continues from — and a row of
+        length 0 keeps its start state; outputs at padded positions are then meaningless.
+        """
+        B, T, _ = x.shape
+        if lengths is not None and bool((lengths == T).all()):
+            lengths = None  # no padding: the state after the last position is every row's
+        if state is None and lengths is not None:
+            state = (x.new_zeros(B, self.proj_size or self.hidden_size), x.new_zeros(B, self.hidden_size))
+        if not self.fused:
+            return self.clipped_loop(x, state, lengths)
+        start = None if state is None else (state[0][None], state[1][None])
+        if lengths is None:
+            out, (h, c) = super().forward(x, start)
+            return out, (h[0], c[0])
+        # Packing makes the fused kernel stop each row at its length (pack_padded_sequence needs lengths >= 1).
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        out, (h, c) = super().forward(packed, start)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
+        empty = (lengths == 0)[:, None]
+        return out, (torch.where(empty, state[0], h[0]), torch.where(empty, state[1], c[0]))
+
+    def clipped_loop(self, x, state=None, lengths=None):
         B, T, _ = x.shape
         C = self.hidden_size
         P = self.proj_size or C
@@ -170,6 +191,10 @@ class LineageElmoLSTMLayer(nn.LSTM):
             h, c = state
         w_hh = self.weight_hh_l0.t()  # (P, 4C)
         w_hr = self.weight_hr_l0.t() if self.proj_size else None  # (C, P)
+        # With lengths, each row's final state is taken at its last real position (a row of length 0 keeps its
+        # start state); the recurrence itself runs on through the padding, as without lengths.
+        last = None if lengths is None else (lengths - 1)[:, None]  # (B, 1)
+        final_h, final_c = h, c
         outputs = []
         for t in range(T):
             i, f, g, o = torch.addmm(gates_x[:, t], h, w_hh).chunk(4, dim=1)  # each (B, C)
@@ -181,8 +206,10 @@ class LineageElmoLSTMLayer(nn.LSTM):
                 h = h @ w_hr  # (B, P)
             if self.proj_clip is not None:
                 h = h.clamp(-self.proj_clip, self.proj_clip)
+            if last is not None:
+                final_h, final_c = torch.where(last == t, h, final_h), torch.where(last == t, c, final_c)
             outputs.append(h)
-        return torch.stack(outputs, dim=1), (h, c)  # (B, T, P)
+        return torch.stack(outputs, dim=1), (h, c) if last is None else (final_h, final_c)  # (B, T, P)
 
 
 def reverse_padded(x, lengths):
@@ -198,8 +225,12 @@ def reverse_padded(x, lengths):
 class LineageElmoBiLM(nn.Module):
     """The biLM below the softmax: token layer → a stack of ``num_lstm_layers`` LSTM layers per direction.
 
-    ``forward`` returns the token layer (B, T, P) and, for each requested direction, every layer's output
-    (B, T, P): a language model asks only for the direction it needs. Padding must be on the right.
+    ``forward`` returns the token layer (B, T, P), for each requested direction every layer's output (B, T, P) (a
+    language model asks only for the direction it needs) and, with ``final_states``, each direction's state
+    (h (L, B, P), c (L, B, C)) at each row's last real token. Padding must be on the right.
+
+    Each direction may start from a given state: the forward stack at each row's first token, the backward stack
+    at its last real token (it reads the row right to left, as AllenNLP's and bilm-tf's backward LSTMs do).
     """
 
     def __init__(self, config):
@@ -226,27 +257,34 @@ class LineageElmoBiLM(nn.Module):
         out[flat_mask] = real
         return out.view(B, T, -1)
 
-    def run_direction(self, layers, x, state=None):
+    def run_direction(self, layers, x, state=None, lengths=None):
         """Run a stack over (B, T, P) inputs: bilm-tf's dropout on each layer's input, the residual connection
-        (adding the dropped-out input) from the second layer on. Returns each layer's output and final states."""
-        outputs, states = [], []
+        (adding the dropped-out input) from the second layer on. Returns each layer's output and the final state
+        (h (L, B, P), c (L, B, C)): at each row's last real position when ``lengths`` are given."""
+        outputs, hs, cs = [], [], []
         for k, layer in enumerate(layers):
             inputs = self.dropout(x)
-            x, final = layer(inputs, None if state is None else (state[0][k], state[1][k]))
+            x, (h, c) = layer(inputs, None if state is None else (state[0][k], state[1][k]), lengths)
             if k > 0 and self.config.use_skip_connections:
                 x = x + inputs
             outputs.append(x)
-            states.append(final)
-        return outputs, states
+            hs.append(h)
+            cs.append(c)
+        return outputs, (torch.stack(hs), torch.stack(cs))
 
-    def forward(self, input_ids, char_ids, mask, directions=("forward", "backward"), forward_state=None):
+    def forward(self, input_ids, char_ids, mask, directions=("forward", "backward"), forward_state=None,
+                backward_state=None, final_states=False):
         token = self.token_layer(input_ids, char_ids, mask)  # (B, T, P)
-        result, states = {}, None
+        lengths = mask.sum(dim=1)
+        # The per-row final states cost the fused LSTM a packed sequence: only computed when someone needs them.
+        state_lengths = lengths if final_states else None
+        result, states = {}, {}
         if "forward" in directions:
-            result["forward"], states = self.run_direction(self.forward_layers, token, forward_state)
+            result["forward"], states["forward"] = self.run_direction(self.forward_layers, token, forward_state,
+                                                                      state_lengths)
         if "backward" in directions:
-            lengths = mask.sum(dim=1)
-            reversed_outputs, _ = self.run_direction(self.backward_layers, reverse_padded(token, lengths))
+            reversed_outputs, states["backward"] = self.run_direction(
+                self.backward_layers, reverse_padded(token, lengths), backward_state, state_lengths)
             result["backward"] = [reverse_padded(x, lengths) for x in reversed_outputs]
         return token, result, states
 
@@ -346,11 +384,16 @@ class LineageElmoModelOutput(ModelOutput):
     ``elmo_representations``: the ``num_output_representations`` scalar mixes, each (B, T, 2P), after
     ``scalar_mix_dropout``.
     Padded positions are zeros everywhere.
+    ``forward_state``, ``backward_state``: each direction's LSTM state (h (L, B, P), c (L, B, C)) at each row's last
+    real token, to start the next batch from; returned when the model is ``stateful``, was given states, or was
+    asked (``return_state=True``).
     """
 
     last_hidden_state: torch.Tensor | None = None
     hidden_states: tuple[torch.Tensor, ...] | None = None
     elmo_representations: tuple[torch.Tensor, ...] | None = None
+    forward_state: tuple[torch.Tensor, torch.Tensor] | None = None
+    backward_state: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
 def check_elmo_inputs(config, input_ids, char_ids, attention_mask):
@@ -388,11 +431,45 @@ def check_elmo_inputs(config, input_ids, char_ids, attention_mask):
     return mask
 
 
+def check_lstm_state(config, state, batch_size, name):
+    """A given (h (L, B, P), c (L, B, C)) state of one direction, or None (zeros). Raises ValueError naming the
+    problem."""
+    if state is None:
+        return None
+    L, P, C = config.num_lstm_layers, config.projection_size, config.lstm_cell_size
+    if (not isinstance(state, (tuple, list)) or len(state) != 2 or not all(torch.is_tensor(x) for x in state)
+            or tuple(state[0].shape) != (L, batch_size, P) or tuple(state[1].shape) != (L, batch_size, C)):
+        shapes = [tuple(x.shape) for x in state] if isinstance(state, (tuple, list)) and all(
+            torch.is_tensor(x) for x in state) else type(state).__name__
+        raise ValueError(f"{name} must be a tuple (h, c) with h (layers, batch, projection_size) = {(L, batch_size, P)}"
+                         f" and c (layers, batch, lstm_cell_size) = {(L, batch_size, C)}; got {shapes}")
+    return tuple(state)
+
+
+def rows_of(state, batch_size):
+    """(L, S, D) carried state → (L, batch_size, D): its first rows, or zeros after them for rows it never had."""
+    if state.shape[1] >= batch_size:
+        return state[:, :batch_size]
+    return torch.cat([state, state.new_zeros(state.shape[0], batch_size - state.shape[1], state.shape[2])], dim=1)
+
+
+def stored_device(states):
+    return next(iter(states.values()))[0].device
+
+
 class LineageElmoModel(LineageElmoPreTrainedModel):
     """ELMo's features: every biLM layer and ``num_output_representations`` learned scalar mixes of them.
 
     With ``config.freeze_bilm`` (the default; the paper's feature-based use) the biLM's weights do not train and it
     runs in eval mode without building a graph; the scalar mixes train with the task.
+
+    LSTM states: each call may start from given states — ``forward_state`` / ``backward_state``, each (h (L, B, P),
+    c (L, B, C)); the forward stack starts from it at each row's first token, the backward stack at its last real
+    token — and returns the states each row ends with (at its last real token, not after its padding). With
+    ``config.stateful`` (AllenNLP's ``Elmo``; ``load_allennlp_elmo`` turns it on) the model keeps them itself: row b
+    of a batch starts from the states row b of the previous batch ended with (zeros for a row no batch had yet), a
+    row with no tokens keeps its states, and rows beyond a smaller batch keep theirs for later batches.
+    ``reset_states()`` forgets them.
 
     Example::
 
@@ -411,8 +488,46 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
             LineageElmoScalarMix(L, config.do_layer_norm) for _ in range(config.num_output_representations)
         )
         self.dropout = nn.Dropout(config.scalar_mix_dropout)
+        # {"forward": (h, c), "backward": (h, c)} carried between batches when config.stateful; not a checkpoint's.
+        self.lstm_states = None
         self.post_init()
         self.set_bilm_trainable(not config.freeze_bilm)
+
+    def reset_states(self, rows=None):
+        """Forget the carried LSTM states (``config.stateful``): all of them, or those of the rows where the (B,)
+        bool mask ``rows`` is True (those rows then start the next batch from zeros)."""
+        if rows is None or self.lstm_states is None:
+            self.lstm_states = None
+            return
+        rows = torch.as_tensor(rows, dtype=torch.bool)
+        stored = next(iter(self.lstm_states.values()))[0].shape[1]
+        if rows.dim() != 1 or rows.numel() != stored:
+            raise ValueError(f"rows must be a (batch,) bool mask over the {stored} carried rows, got shape "
+                             f"{tuple(rows.shape)}")
+        keep = ~rows.to(stored_device(self.lstm_states))[None, :, None]
+        self.lstm_states = {d: (h * keep, c * keep) for d, (h, c) in self.lstm_states.items()}
+
+    def carried_states(self, batch_size, like):
+        """The stored states for a batch of ``batch_size`` rows (row b continues row b; rows no batch had yet
+        start from zeros), as ``like``'s dtype and device; None before the first batch."""
+        if self.lstm_states is None:
+            return None, None
+        states = []
+        for direction in ("forward", "backward"):
+            h, c = (rows_of(x, batch_size).to(like) for x in self.lstm_states[direction])
+            states.append((h, c))
+        return states
+
+    def store_states(self, states):
+        """Keep a batch's final states for the next one; rows beyond this batch keep what they had."""
+        new = {}
+        for direction, (h, c) in states.items():
+            if self.lstm_states is not None:
+                old_h, old_c = self.lstm_states[direction]
+                h = torch.cat([h, old_h[:, h.shape[1]:].to(h)], dim=1)
+                c = torch.cat([c, old_c[:, c.shape[1]:].to(c)], dim=1)
+            new[direction] = (h.detach(), c.detach())  # the next batch does not backpropagate into this one
+        self.lstm_states = new
 
     def set_bilm_trainable(self, trainable: bool):
         """Freeze (False) or unfreeze the biLM; a frozen biLM runs in eval mode and under ``no_grad``."""
@@ -438,19 +553,42 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
 
     def layers(self, input_ids=None, char_ids=None, attention_mask=None):
         """The L + 1 layers, each (B, T, 2P) with zeros at padding, and the (B, T) bool mask."""
+        layers, mask, _ = self.layers_and_states(input_ids, char_ids, attention_mask)
+        return layers, mask
+
+    def layers_and_states(self, input_ids=None, char_ids=None, attention_mask=None, forward_state=None,
+                          backward_state=None, return_state=False):
+        """``layers`` and each direction's final LSTM state (None unless stateful, given states or asked)."""
         mask = check_elmo_inputs(self.config, input_ids, char_ids, attention_mask)
+        given = forward_state is not None or backward_state is not None
+        if given:
+            forward_state = check_lstm_state(self.config, forward_state, mask.shape[0], "forward_state")
+            backward_state = check_lstm_state(self.config, backward_state, mask.shape[0], "backward_state")
+        elif self.config.stateful:
+            forward_state, backward_state = self.carried_states(mask.shape[0], self.bilm_dtype_device())
+        want_states = return_state or given or self.config.stateful
         with nullcontext() if self.bilm_trainable else torch.no_grad():
-            token, outputs, _ = self.bilm(input_ids, char_ids, mask)
+            token, outputs, states = self.bilm(input_ids, char_ids, mask, forward_state=forward_state,
+                                               backward_state=backward_state, final_states=want_states)
+        if self.config.stateful:
+            self.store_states(states)
         keep = mask[..., None].to(token.dtype)
         layers = [torch.cat([token, token], dim=-1)]  # the token layer, duplicated to the biLSTM's width
         layers += [torch.cat([f, b], dim=-1) * keep for f, b in zip(outputs["forward"], outputs["backward"])]
-        return layers, mask
+        return layers, mask, (states if want_states else None)
 
-    def forward(self, input_ids=None, char_ids=None, attention_mask=None, return_dict=None, **kwargs):
-        layers, mask = self.layers(input_ids, char_ids, attention_mask)
+    def bilm_dtype_device(self):
+        return next(self.bilm.parameters())  # .to(tensor) takes its dtype and device
+
+    def forward(self, input_ids=None, char_ids=None, attention_mask=None, forward_state=None, backward_state=None,
+                return_state=None, return_dict=None, **kwargs):
+        layers, mask, states = self.layers_and_states(input_ids, char_ids, attention_mask, forward_state,
+                                                      backward_state, bool(return_state))
         mixes = tuple(self.dropout(mix(layers)) * mask[..., None] for mix in self.scalar_mixes)
+        states = states or {}
         output = LineageElmoModelOutput(last_hidden_state=layers[-1], hidden_states=tuple(layers),
-                                        elmo_representations=mixes)
+                                        elmo_representations=mixes, forward_state=states.get("forward"),
+                                        backward_state=states.get("backward"))
         return tuple_or_dict(output, return_dict, self.config)
 
 
@@ -697,7 +835,11 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
         if state is not None and not bool(mask.all()):
             raise ValueError("An LSTM state (cache) can only continue unpadded rows")
         _, outputs, states = self.elmo.bilm(input_ids, char_ids, mask, directions=("forward",),
-                                            forward_state=None if state is None else (state.h, state.c))
+                                            forward_state=None if state is None else (state.h, state.c),
+                                            # A padded row's state at its last real token, not after its padding;
+                                            # training skips that work (the fused LSTM would need a packed
+                                            # sequence) and returns the state after the last position.
+                                            final_states=use_cache and not self.training)
         hidden = self.elmo.bilm.dropout(outputs["forward"][-1])  # (B, T, P)
         loss = None
         if labels is not None:
@@ -713,7 +855,7 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
             # Generation needs only the last position's distribution: skip the vocabulary matmul elsewhere.
             logits = self.softmax.logits(hidden[:, -logits_to_keep:] if logits_to_keep else hidden)
         if use_cache:
-            h, c = torch.stack([h for h, _ in states]), torch.stack([c for _, c in states])  # (L, B, P), (L, B, C)
+            h, c = states["forward"]  # (L, B, P), (L, B, C)
             state = LSTMStateCache.advanced(state, h, c, mask.shape[1])
         output = CausalLMOutputWithPast(loss=loss, logits=logits, **with_cache(state if use_cache else None))
         return tuple_or_dict(output, return_dict, config)

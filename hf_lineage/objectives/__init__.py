@@ -37,6 +37,8 @@ class PretrainingObjective:
     # What ``--config tiny`` (the default config) changes in those: the papers' batches, sequences and vocabularies
     # would make a smoke run on a laptop take seconds per step. A None value removes the paper's default.
     tiny_defaults: ClassVar[dict[str, Any]] = dict(per_device_batch_size=8, max_seq_length=64, vocab_size=8000)
+    # Names ``--set`` takes besides the config's fields (NNLM: its tokenizer's options).
+    set_options: ClassVar[tuple[str, ...]] = ()
     # Evaluation key whose exponential is reported as perplexity (None where perplexity is not defined).
     perplexity_of: ClassVar[str | None] = None
     # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the

@@ -130,6 +130,7 @@ class NNLMObjective(PretrainingObjective):
         warmup_ratio=0.0, max_grad_norm=1.0, max_seq_length=256, per_device_batch_size=16, vocab_size=None,
     )
     perplexity_of = "loss"
+    set_options = tuple(TOKENIZER_OPTIONS)  # --set min_count=N, --set lowercase=true
 
     def __init__(self, args):
         super().__init__(args)
