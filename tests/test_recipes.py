@@ -264,14 +264,14 @@ def test_generation(family, checkpoints, data, tmp_path):
     model, tokenizer = _assert_saved(out, base, files[1], auto_class)
     generation_config = model.generation_config
     assert generation_config.eos_token_id is not None and generation_config.pad_token_id is not None
-    # The unknown-word token is never generated (a word-level vocabulary would otherwise emit it for every name),
-    # unless it doubles as a token generation needs (GPT's byte-level BPE has none of its own).
+    # Neither the unknown-word token (a word-level vocabulary would otherwise emit it for every name) nor padding is
+    # generated, unless it doubles as the token that starts or ends generation.
     unknown = (AutoTokenizer.from_pretrained(out) if not seq2seq else tokenizer).unk_token_id
-    special = set()
-    for ids in (generation_config.eos_token_id, generation_config.pad_token_id, generation_config.bos_token_id):
-        special.update(ids if isinstance(ids, list) else [ids])  # older transformers save eos as a list
-    if unknown is not None and unknown not in special:
-        assert generation_config.suppress_tokens == [unknown]
+    needed = set()
+    for ids in (generation_config.eos_token_id, generation_config.bos_token_id):
+        needed.update(ids if isinstance(ids, list) else [ids])  # older transformers save eos as a list
+    never = [i for i in dict.fromkeys([unknown, generation_config.pad_token_id]) if i is not None and i not in needed]
+    assert generation_config.suppress_tokens == never and never
     if seq2seq:
         assert isinstance(model, transformers.EncoderDecoderModel)
         assert model.config.decoder_start_token_id == tokenizer.cls_token_id

@@ -9,6 +9,7 @@ from .gpt_tasks import (
     format_entailment,
     format_multiple_choice,
     format_similarity,
+    set_gpt_task_template,
 )
 from .masked_lm import DataCollatorForMaskedLM, mask_tokens
 from .packing import pack_into_blocks
@@ -35,5 +36,6 @@ __all__ = [
     "next_sentence_dataset",
     "next_sentence_examples_from_ids",
     "pack_into_blocks",
+    "set_gpt_task_template",
     "truncate_seq_pair",
 ]

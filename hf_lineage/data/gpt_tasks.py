@@ -17,6 +17,7 @@ Example::
     >>> format_entailment(tokenizer, "A man sleeps.", "A person rests.")["input_ids"]
     [<s>, ...premise..., $, ...hypothesis..., <e>]
     >>> batch = DataCollatorForGPTTasks(tokenizer.pad_token_id)([{**example, "label": 1}, ...])
+    >>> set_gpt_task_template(tokenizer)                  # tokenizer(premise, hypothesis) gives the same ids
 """
 
 from __future__ import annotations
@@ -50,6 +51,25 @@ def task_token_ids(tokenizer) -> dict[str, int]:
     if any(i is None or i == tokenizer.unk_token_id for i in ids.values()):
         raise ValueError("The tokenizer lacks GPT's task tokens <s> $ <e>: call add_gpt_task_tokens(tokenizer, model)")
     return ids
+
+
+def set_gpt_task_template(tokenizer) -> None:
+    """Make the tokenizer apply the transformation itself: ``tokenizer(x)`` gives ``<s> x <e>`` and
+    ``tokenizer(a, b)`` ``<s> a $ b <e>`` (a ``TemplateProcessing`` post-processor; ``add_special_tokens=False``
+    still gives the bare text). It is saved with the tokenizer, so a fine-tuned folder used through
+    ``pipeline("text-classification")`` — ``"text"`` or ``{"text": a, "text_pair": b}`` — reads its input as it was
+    fine-tuned; a similarity model reads the other order itself (``LineageGPTConfig.pair_task``). Fast tokenizers
+    only; call ``add_gpt_task_tokens`` first."""
+    from tokenizers import processors
+
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{type(tokenizer).__name__} is not a fast (tokenizers) tokenizer: GPT's task template is a "
+                         "tokenizers post-processor")
+    ids = task_token_ids(tokenizer)
+    # Templates read a piece starting with "$" as a sequence, so the delimiter goes in under another name.
+    special = [{"id": f"[{role}]", "ids": [ids[role]], "tokens": [token]} for role, token in GPT_TASK_TOKENS.items()]
+    tokenizer.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="[start] $A [extract]", pair="[start] $A [delimiter] $B [extract]", special_tokens=special)
 
 
 def _ids(tokenizer, text: str) -> list[int]:

@@ -58,6 +58,11 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     layer_norm_eps: float = 1e-5
     # λ of section 3.2: L3 = L2 (task) + λ · L1 (language modelling on the task's own text).
     lm_loss_weight: float | int = 0.5
+    # Section 3.3's similarity transformation: with pair_task="similarity" the sequence classifier reads a pair
+    # given as one sequence <s> a $ b <e> (what a tokenizer and pipelines make) in both orders itself, adding
+    # <s> b $ a <e>; delimiter_token_id is the id of $. "entailment" (or None) reads the sequence as given.
+    pair_task: str | None = None
+    delimiter_token_id: int | None = None
     # GPT is always a causal decoder; the flag exists because EncoderDecoderModel reads and sets it.
     is_decoder: bool = True
     add_cross_attention: bool = False
@@ -95,6 +100,11 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
         for name in ("initializer_range", "layer_norm_eps"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.pair_task not in (None, "entailment", "similarity"):
+            raise ValueError(f"pair_task must be 'entailment', 'similarity' or None, got {self.pair_task!r}")
+        if self.pair_task == "similarity" and self.delimiter_token_id is None:
+            raise ValueError("pair_task='similarity' needs delimiter_token_id, the id of the delimiter $ that "
+                             "separates the two texts")
         if self.lm_loss_weight < 0:
             raise ValueError(f"lm_loss_weight (the paper's λ) must be >= 0, got {self.lm_loss_weight}")
         if not self.is_decoder:

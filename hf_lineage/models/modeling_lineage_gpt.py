@@ -457,12 +457,33 @@ def _flatten_choices(x):  # (B, n, T, ...) -> (B * n, T, ...)
     return None if x is None else x.reshape(-1, *x.shape[2:])
 
 
+def _other_order(input_ids, attention_mask, delimiter_id):
+    """For (B, T) pairs ``<s> a $ b <e>``, the positions that read them as ``<s> b $ a <e>``: a (B, T) index into
+    the sequence (``x.gather(1, index)``). Padding, on either side, stays where it is; ``a`` ends at its first
+    ``$``."""
+    B, T = input_ids.shape
+    real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+    positions = torch.arange(T, device=input_ids.device).expand(B, T)
+    start = torch.where(real, positions, T).amin(-1, keepdim=True)  # <s>
+    end = torch.where(real, positions, -1).amax(-1, keepdim=True)  # <e>
+    inside = (positions > start) & (positions < end)
+    delimiters = (input_ids == delimiter_id) & inside
+    if not delimiters.any(-1).all():
+        raise ValueError(f"pair_task='similarity' reads each sequence as <s> a $ b <e>, but a sequence has no "
+                         f"delimiter (id {delimiter_id}) between its first and last token")
+    delimiter = torch.where(delimiters, positions, T).amin(-1, keepdim=True)
+    k, b_length = positions - start - 1, end - delimiter - 1  # k: offset after <s>; b comes first, then $, then a
+    source = torch.where(k < b_length, delimiter + 1 + k, torch.where(k == b_length, delimiter, k - b_length + start))
+    return torch.where(inside, source, positions)
+
+
 class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
     """Classification, entailment and similarity (section 3.3): a linear layer W_y on the final state of ``<e>``.
 
     ``input_ids`` of shape (B, T) hold one sequence per example (``<s> x <e>``, ``<s> premise $ hypothesis <e>``).
     Shape (B, 2, T) holds a similarity pair in both orders (``<s> a $ b <e>``, ``<s> b $ a <e>``): the two
-    representations are summed before W_y, so the prediction does not depend on the order.
+    representations are summed before W_y, so the prediction does not depend on the order. With
+    ``config.pair_task == "similarity"`` a (B, T) pair ``<s> a $ b <e>`` is read in both orders the same way.
     """
 
     def __init__(self, config):
@@ -475,6 +496,13 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
+        if self.config.pair_task == "similarity" and input_ids is not None and input_ids.dim() == 2:
+            # One sequence per pair (what a tokenizer or pipeline gives): add the other order, as if from
+            # format_similarity, so the prediction does not depend on which text came first.
+            index = _other_order(input_ids, attention_mask, self.config.delimiter_token_id)
+            both = lambda x, swap: None if x is None else torch.stack([x, x.gather(1, index) if swap else x], 1)  # noqa: E731
+            input_ids, token_type_ids = both(input_ids, True), both(token_type_ids, True)
+            attention_mask, position_ids = both(attention_mask, False), both(position_ids, False)
         reference = input_ids if input_ids is not None else inputs_embeds
         orders = None
         if reference is not None and reference.dim() == (3 if input_ids is not None else 4):

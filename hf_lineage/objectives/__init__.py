@@ -94,6 +94,28 @@ class PretrainingObjective:
         raise NotImplementedError(f"{self.family} has no CPU backend")
 
 
+# Families that are left-to-right language models, so their checkpoints generate (``AutoModelForCausalLM``,
+# ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an ``EncoderDecoderModel``.
+CAUSAL_LM_FAMILIES = ("gpt", "nnlm", "word2vec", "elmo")
+
+
+def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):
+    """The ``GenerationConfig`` a checkpoint ships: pad, bos and eos (``special``, default the tokenizer's), and
+    neither ``<unk>`` nor padding ever generated — with a word-level vocabulary ``<unk>`` stands for every rare word
+    and is often the likeliest next token, so greedy output would be mostly ``<unk>``. ``settings`` are further
+    ``GenerationConfig`` fields (``max_new_tokens``, ``num_beams``, ...)."""
+    from transformers import GenerationConfig
+
+    if special is None:
+        special = {"pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
+                   "eos_token_id": tokenizer.eos_token_id}
+    # A token that ends or starts generation stays allowed, even where it doubles as <unk> or padding.
+    needed = {special.get("eos_token_id"), special.get("bos_token_id"), special.get("decoder_start_token_id")}
+    never = [i for i in dict.fromkeys([tokenizer.unk_token_id, special.get("pad_token_id")])
+             if i is not None and i not in needed]
+    return GenerationConfig(**special, suppress_tokens=never or None, **settings)
+
+
 def objective_class(family: str) -> type[PretrainingObjective]:
     if family not in OBJECTIVES:
         raise ValueError(f"Unknown family {family!r} for pre-training; known: {', '.join(sorted(OBJECTIVES))}")

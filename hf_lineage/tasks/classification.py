@@ -15,7 +15,9 @@ ELMo        ``modeling_lineage_static.py``)
 
 For GPT pairs, ``--pair_task entailment|similarity`` chooses the transformation. Unset, it follows the data's name
 (the dataset name or the file paths): MRPC, QQP and STS are similarity tasks, anything else (RTE, MNLI, QNLI, SNLI,
-your own data) is treated as entailment, the order-sensitive choice.
+your own data) is treated as entailment, the order-sensitive choice. The GPT tokenizer saved with the model applies
+the transformation itself and a similarity model reads the other order itself, so ``pipeline("text-classification",
+model=output_dir)`` on ``"text"`` or ``{"text": a, "text_pair": b}`` predicts what ``predictions.tsv`` says.
 
 Labels are the training data's label names, any number of them (at least two). Metrics: ``accuracy``, ``macro_f1``,
 and with two classes ``f1``, the F1 of the second label in sorted order (``1`` in GLUE, whose ``0``/``1`` labels mean
@@ -40,8 +42,7 @@ from transformers import (
 )
 
 from .. import metrics as lineage_metrics
-from ..data.gpt_tasks import DataCollatorForGPTTasks, add_gpt_task_tokens, format_classification, format_entailment
-from ..data.gpt_tasks import format_similarity
+from ..data.gpt_tasks import DataCollatorForGPTTasks, add_gpt_task_tokens, set_gpt_task_template
 from .common import (
     RecipeTrainerMixin,
     build_label_maps,
@@ -91,16 +92,14 @@ def encode_batch(examples, tokenizer, label2id, max_length, pairs):
     return encoding
 
 
-def encode_gpt(example, tokenizer, label2id, max_length, pair_task):
-    """One example through GPT's input transformation (``pair_task`` None for single sentences)."""
-    if pair_task is None:
-        encoding = format_classification(tokenizer, example["sentence"], max_length)
-    elif pair_task == "entailment":
-        encoding = format_entailment(tokenizer, example["sentence1"], example["sentence2"], max_length)
-    else:
-        encoding = format_similarity(tokenizer, example["sentence1"], example["sentence2"], max_length)
-    if "label" in example:
-        encoding["labels"] = label2id[example["label"]]
+def encode_gpt(examples, tokenizer, label2id, max_length, pairs):
+    """GPT's input transformation, ``<s> a <e>`` or ``<s> a $ b <e>``, made by the tokenizer itself
+    (``set_gpt_task_template``), so the saved tokenizer makes the same sequences in pipelines. A similarity model
+    adds the other order itself (``config.pair_task``)."""
+    texts = (examples["sentence1"], examples["sentence2"]) if pairs else (examples["sentence"],)
+    encoding = tokenizer(*texts, truncation=True, max_length=max_length)
+    if "label" in examples:
+        encoding["labels"] = [label2id[name] for name in examples["label"]]
     return encoding
 
 
@@ -155,7 +154,10 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
     gpt = uses_gpt_transformations(config)
     pair_task = (data_args.pair_task or default_pair_task(data_args)) if pairs else None
     if gpt:
-        add_gpt_task_tokens(tokenizer, model)  # <s> $ <e>: new rows in the embedding, learned while fine-tuning
+        task_ids = add_gpt_task_tokens(tokenizer, model)  # <s> $ <e>: new embedding rows, learned in fine-tuning
+        set_gpt_task_template(tokenizer)  # saved with the model: pipelines then read input as it was fine-tuned
+        model.config.delimiter_token_id = task_ids["delimiter"]
+        model.config.pair_task = pair_task  # "similarity": the model reads each pair in both orders
     if not freeze:
         freeze_base_model(model, model_args.freeze_base)
     max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
@@ -166,9 +168,9 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
     for name, split in splits.items():
         if gpt:
             encoded[name] = split.dataset.map(
-                encode_gpt, remove_columns=split.dataset.column_names, num_proc=data_args.preprocessing_num_workers,
-                fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length, pair_task=pair_task),
-                desc=f"GPT input transformation of {name}")
+                encode_gpt, batched=True, remove_columns=split.dataset.column_names,
+                num_proc=data_args.preprocessing_num_workers, desc=f"GPT input transformation of {name}",
+                fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length, pairs=pairs))
         else:
             encoded[name] = split.dataset.map(
                 encode_batch, batched=True, remove_columns=split.dataset.column_names,

@@ -10,7 +10,9 @@ Two shapes of model, chosen from the checkpoint:
   the model continues it, and the prompt is cut off the generated ids. transformers' ``Seq2SeqTrainer`` does not
   do this for decoder-only models (its ``prediction_step`` would generate from the full training sequence, target
   included, and return prompt + continuation), so ``CausalLMGenerationTrainer`` overrides ``prediction_step``: the
-  loss on the full sequence, generation from the prompt, the prompt stripped.
+  loss on the full sequence, generation from the prompt, the prompt stripped. The saved tokenizer ends every text
+  with ``<eos>`` (``set_prompt_template``), so ``pipeline("text-generation", model=output_dir)`` continues the
+  prompt the model was trained on (``return_full_text=False`` gives what ``generated_predictions.txt`` holds).
 * **Encoder-decoder** (BERT) — ``transformers.EncoderDecoderModel``: the BERT checkpoint as encoder and, as decoder,
   ``--decoder_model_name_or_path`` (e.g. a lineage GPT, which gets cross-attention) or by default a BERT decoder
   warm-started from the same checkpoint (Rothe et al., 2020's BERT2BERT; the cross-attention is new). The decoder
@@ -49,7 +51,6 @@ from transformers import (
     AutoModelForSeq2SeqLM,
     DataCollatorForSeq2Seq,
     EncoderDecoderModel,
-    GenerationConfig,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     Trainer,
@@ -57,6 +58,7 @@ from transformers import (
 )
 
 from .. import metrics as lineage_metrics
+from ..objectives import generation_config_for
 from .common import (
     RecipeTrainerMixin,
     card_data,
@@ -260,6 +262,18 @@ def load_generation_model(model_args, config):
     return model, tokenizer, tokenizer, "causal"
 
 
+def set_prompt_template(tokenizer) -> None:
+    """Make the tokenizer end every text with eos (``tokenizer(source)`` is ``source <eos>``, and
+    ``tokenizer(source, target)`` the training sequence ``source <eos> target <eos>``), so the saved folder's
+    ``pipeline("text-generation")`` builds the prompt the model was fine-tuned to continue. The recipe itself encodes
+    with ``add_special_tokens=False``."""
+    from tokenizers import processors
+
+    eos = tokenizer.eos_token
+    tokenizer.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"$A {eos}", pair=f"$A {eos} $B:1 {eos}:1", special_tokens=[(eos, tokenizer.eos_token_id)])
+
+
 def encode_encoder_decoder(examples, tokenizer, decoder_tokenizer, end_id, max_source, max_target):
     encoding = tokenizer(examples["source"], truncation=True, max_length=max_source)
     encoding.pop("token_type_ids", None)  # one segment; EncoderDecoderModel passes only what it is given
@@ -332,13 +346,13 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
             # prompt (source + separator) + target + eos must fit the context.
             max_target = min(max_target, context // 2)
             max_source = min(max_source, context - max_target - 1)
-    # The unknown-word token is never useful output, and with a word-level vocabulary (NNLM, word2vec, ELMo's
-    # softmax) it is often the likeliest next token (every out-of-vocabulary name maps to it): never generate it.
-    unknown = (decoder_tokenizer if kind == "encoder-decoder" else tokenizer).unk_token_id
-    suppress = [unknown] if unknown is not None and unknown not in special.values() else None
-    model.generation_config = GenerationConfig(
-        **special, max_new_tokens=max_target, num_beams=training_args.generation_num_beams or 1, do_sample=False,
-        suppress_tokens=suppress)
+        if tokenizer.is_fast:  # (ELMo's own tokenizer class ends prompts with its eos itself)
+            set_prompt_template(tokenizer)
+    # Neither the unknown-word token nor padding is ever generated: with a word-level vocabulary (NNLM, word2vec,
+    # ELMo's softmax) <unk> is often the likeliest next token (every out-of-vocabulary name maps to it).
+    model.generation_config = generation_config_for(
+        decoder_tokenizer, special, max_new_tokens=max_target, num_beams=training_args.generation_num_beams or 1,
+        do_sample=False)
     logger.info("%s (%s) as %s for generation", path, family_of(config), kind)
 
     encoded, references = {}, {}

@@ -237,7 +237,8 @@ def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator:
     Ids 0-3 are `<pad> <unk> <s> </s>` (bos `<s>`, eos `</s>`); words follow by decreasing corpus count, ties in
     alphabetical order, as word2vec's Huffman tree and unigram table (and gensim) expect. Words seen fewer than
     `min_count` times, and those beyond `max_vocab_size` (total size, specials included), map to `<unk>`; a literal
-    `<unk>` in the corpus (PTB has them) is the `<unk>` token too. Nothing is added around encodings.
+    `<unk>` in the corpus (PTB has them) is the `<unk>` token too. Nothing is added around encodings. Every word
+    decodes with a space before it (`" the cat"`), so a decoded continuation joins the text it continues.
 
     The corpus counts are stored, indexed by token id, in the tokenizer's init kwargs under `"word_counts"`, so they
     are written to tokenizer_config.json by `save_pretrained` and come back with `AutoTokenizer.from_pretrained`.
@@ -291,6 +292,9 @@ def wordlevel_tokenizer_from_vocabulary(vocab: Sequence[str], counts: Sequence[i
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token=WORDLEVEL_SPECIALS["unk_token"]))
     backend.normalizer = normalizers.Lowercase() if lowercase else None
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    # Each token is a whitespace-separated word, so each decodes with the space that separated it (as byte-level
+    # BPE's `Ġword` does): text-generation pipelines decode only the new tokens and append them to the prompt.
+    backend.decoder = decoders.Replace(Regex("^"), " ")
     extra = {} if counts is None else {WORD_COUNTS_KEY: [int(c) for c in counts]}
     return _wrap(backend, WORDLEVEL_SPECIALS, model_max_length, ["input_ids", "attention_mask"], **extra)
 
