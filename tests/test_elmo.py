@@ -414,6 +414,35 @@ def test_generation_with_the_lstm_state_equals_rereading_the_prefix(tokenizer):
     assert beams.shape == (1, 7)
 
 
+def test_generation_continues_a_tokenized_sentence_instead_of_ending_it(tokenizer):
+    """The tokenizer marks a sentence <S> ... </S> (pre-training data keeps both); generate() and the
+    text-generation pipeline drop the </S> of such a prompt, so they continue the words, not a new sentence."""
+    from hf_lineage.objectives.elmo import DataCollatorForElmo
+
+    torch.manual_seed(0)
+    model = LineageElmoForCausalLM(tiny()).eval()
+    model.set_vocabulary_characters(tokenizer)
+    eos = tokenizer.eos_token_id
+    marked = tokenizer(["the cat", "a dog"], return_tensors="pt")
+    assert marked["input_ids"][:, -1].tolist() == [eos, eos]  # the tokenizer's default, unchanged
+    assert DataCollatorForElmo(tokenizer)([{"words": ["the", "cat"]}])["input_ids"][0, -1] == eos  # pre-training
+    bare = tokenizer(["<S> the cat", "<S> a dog"], add_special_tokens=False, return_tensors="pt")
+    greedy = dict(max_new_tokens=4, do_sample=False, eos_token_id=None)
+    expected = model.generate(**bare, **greedy)
+    assert torch.equal(model.generate(**marked, **greedy), expected)
+    assert torch.equal(model.generate(marked["input_ids"], **greedy), expected)  # positional inputs too
+    # The first new word is the forward LM's guess after "cat", not after "</S>".
+    logits = model(**marked).logits
+    assert expected[0, 3].item() == logits[0, 2].argmax().item() != logits[0, 3].argmax().item()
+    # A prompt that ends in </S> without being a marked sentence (a generation task's "source </S>") is kept.
+    source = tokenizer(["the cat </S>"], add_special_tokens=False, return_tensors="pt")
+    assert model.generate(**source, **greedy)[0, :3].tolist() == source["input_ids"][0].tolist()
+    # Through the pipeline, as a user would call it (its own tokenizer: the pipeline sets padding_side="left").
+    generator = transformers.pipeline("text-generation", model=model, tokenizer=LineageElmoTokenizer(vocab=VOCAB))
+    out = generator("the cat", return_tensors=True, **greedy)[0]["generated_token_ids"]
+    assert list(out) == expected[0].tolist()
+
+
 def test_batched_generation_goes_on_after_one_row_has_ended(tokenizer):
     prompts = tokenizer(["<S> the cat", "<S> a dog"], add_special_tokens=False, return_tensors="pt")
     for seed in range(20):  # an untrained model whose first row says a word the second never does

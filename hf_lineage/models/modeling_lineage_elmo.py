@@ -814,16 +814,44 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
     Batched generation needs prompts of equal length (the LSTM reads padding as input, so it cannot be padded on
     the left).
 
+    A prompt is continued, not ended: the tokenizer marks a sentence ``<S> … </S>`` (what pre-training reads), so
+    ``generate`` drops the ``</S>`` of prompts that are such whole sentences — ``generate(**tokenizer(["the cat"]))``
+    and the text-generation pipeline continue "the cat", as ``<S> the cat`` does. A prompt ending in ``</S>``
+    without starting with ``<S>`` (the ``source </S>`` prompts of the generation tasks) is kept as it is.
+
     Example::
 
         >>> model.set_vocabulary_characters(tokenizer)                                          # doctest: +SKIP
-        >>> out = model.generate(**tokenizer(["the cat"], add_special_tokens=False, return_tensors="pt"),
-        ...                      max_new_tokens=10)                                              # doctest: +SKIP
+        >>> out = model.generate(**tokenizer(["the cat"], return_tensors="pt"), max_new_tokens=10)  # doctest: +SKIP
     """
 
     def __init__(self, config):
         super().__init__(config)
         self.post_init()
+
+    def generate(self, inputs=None, *args, **kwargs):
+        ids = kwargs.get("input_ids") if inputs is None else inputs
+        if self._is_whole_sentence_prompt(ids, kwargs.get("attention_mask")):
+            # Drop the end-of-sentence marker (and its character ids and mask column): generation continues the
+            # sentence instead of starting a new one after it.
+            if inputs is None:
+                kwargs["input_ids"] = ids[:, :-1]
+            else:
+                inputs = ids[:, :-1]
+            for key in ("attention_mask", "char_ids"):
+                if kwargs.get(key) is not None:
+                    kwargs[key] = kwargs[key][:, :-1]
+        return super().generate(inputs, *args, **kwargs)
+
+    def _is_whole_sentence_prompt(self, input_ids, attention_mask):
+        """Every row is ``<S> … </S>`` with no padding, as the tokenizer marks a sentence by default."""
+        bos, eos = self.config.bos_token_id, self.config.eos_token_id
+        if not torch.is_tensor(input_ids) or input_ids.dim() != 2 or input_ids.shape[1] < 3 or None in (bos, eos):
+            return False
+        if attention_mask is not None and not bool(attention_mask.bool().all()):
+            return False  # right-padded rows of unequal length: generate cannot continue them either way
+        eos = torch.as_tensor(eos if isinstance(eos, list) else [eos], device=input_ids.device)
+        return bool((input_ids[:, 0] == bos).all()) and bool(torch.isin(input_ids[:, -1], eos).all())
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, past_key_values=None,
                 use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, cache=None, **kwargs):
@@ -842,16 +870,20 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
                                             final_states=use_cache and not self.training)
         hidden = self.elmo.bilm.dropout(outputs["forward"][-1])  # (B, T, P)
         loss = None
-        if labels is not None:
+        # transformers' ``shift_labels`` (labels already aligned with the positions) are used as given.
+        targets = kwargs.get("shift_labels")
+        if targets is None and labels is not None:
             check_same_shape(labels, mask.shape, "labels", "input_ids")
-            check_ids_in_range(labels[labels != -100], config.vocab_size, "labels", "vocab_size")
             targets = forward_targets(labels)
+        if targets is not None:
+            check_same_shape(targets, mask.shape, "shift_labels", "input_ids")
+            check_ids_in_range(targets[targets != -100], config.vocab_size, "labels", "vocab_size")
             count = (targets != -100).sum() if num_items_in_batch is None else num_items_in_batch
             if torch.is_tensor(count):
                 count = count.to(hidden.device)
             loss = self._direction_loss(hidden, targets) / count
         logits = None
-        if labels is None or not self.training:
+        if targets is None or not self.training:
             # Generation needs only the last position's distribution: skip the vocabulary matmul elsewhere.
             logits = self.softmax.logits(hidden[:, -logits_to_keep:] if logits_to_keep else hidden)
         if use_cache:
