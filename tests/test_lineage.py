@@ -103,6 +103,17 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     assert results["tasks"]["labeling"]["validation_units"] > results["tasks"]["labeling"]["validation_examples"]
     assert set(results["time_split"]) == {"task data and baselines", "pretraining", "fine-tuning",
                                           "scores, claims and report"}
+    # Labeling split into seen and unseen words: every main-size labeling cell and both baselines, and the
+    # word-level families' vocabularies.
+    words = results["labeling_words"]
+    assert words["validation_words"] == results["tasks"]["labeling"]["validation_units"]
+    assert 0 < words["unseen_share"] < 1 and set(words["outside_vocabulary_share"]) == {"nnlm", "word2vec"}
+    scores = {(c["family"], c["variant"]): c["score"] for c in results["finetuning"]
+              if c["task"] == "labeling" and c["train_size"] == 48 and c["status"] == "ok"}
+    split = {row["system"]: row for row in words["systems"]}
+    assert set(split) == {"majority tag", "most frequent tag per word"} | {f"{f} {v}" for f, v in scores}
+    for (family, variant), score in scores.items():
+        assert split[f"{family} {variant}"]["all"] == pytest.approx(score)
 
 
 def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(full_run):

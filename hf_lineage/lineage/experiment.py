@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from . import claims, plots, report
+from . import claims, diagnostics, plots, report
 from .data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import cell_variants, finetune, pretrained_variant, small_set_updates
 from .pretraining import describe_budget, pretrain_family
@@ -116,6 +116,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "notes": notes(args, scale),
     }
     if stages.state.is_main_process:
+        if "labeling" in gold:
+            results["labeling_words"] = diagnose_labeling(task_data["labeling"], main_size, scored,
+                                                          baseline_rows["labeling"], pretraining)
         baseline_units = {task: {summary["name"]: units for summary, units in rows}
                           for task, rows in baseline_rows.items()}
         results["claims"] = claims.evaluate_claims(results, scored=scored, baselines=baseline_units)
@@ -143,6 +146,28 @@ def run_baselines(tasks, task_data, main_size, seed) -> tuple[dict, dict]:
             train = read_task_file(task, task_data[task]["files"][f"train-{main_size}"])
             rows[task] = score_baselines(task, train, validation, seed=seed)
     return gold, rows
+
+
+def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> dict:
+    """``diagnostics.labeling_words`` for the baselines and every main-size labeling cell: accuracy on validation
+    words seen and unseen in the labelled set, and outside the word-level families' vocabularies (first seed's
+    tokenizer)."""
+    from transformers import AutoTokenizer
+
+    validation = list(read_task_file("labeling", data["files"]["validation"]))
+    train = list(read_task_file("labeling", data["files"][f"train-{main_size}"]))
+    systems = {summary["name"]: (None, result.units) for summary, result in baseline_rows}
+    for (task, family, variant, size), result in scored.items():
+        if task == "labeling" and size == main_size:
+            systems[f"{family} {variant}"] = (family, result.units)
+    vocabularies = {}
+    for family in diagnostics.WORD_LEVEL_FAMILIES:
+        records = pretraining.get(family) or []
+        if records and records[0]["status"] == "ok":
+            tokenizer = AutoTokenizer.from_pretrained(records[0]["model"])
+            words = [word for row in validation for word in row["tokens"]]
+            vocabularies[family] = diagnostics.unknown_words(tokenizer, words)
+    return diagnostics.labeling_words(train, validation, systems, vocabularies)
 
 
 def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks) -> list[tuple]:
