@@ -59,7 +59,7 @@ def run_bare(args, tokenizer_dir, workdir) -> float:
     model.train()
     tokens, started, step = 0, time.time(), 0
     for batch in loader:
-        loss = model(**batch).loss
+        loss = model(**batch, **objective.forward_kwargs).loss  # as the engine calls it (sparse MLM logits)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), pa.max_grad_norm)
         optimizer.step()

@@ -394,7 +394,7 @@ def evaluate(model, dataloader, objective, accelerator, max_batches=None) -> dic
     totals: dict[str, list[torch.Tensor]] = {}
     with torch.no_grad():
         for batch in islice(dataloader, max_batches):
-            outputs = model(**batch, **objective.loss_counts(batch))
+            outputs = model(**batch, **objective.loss_counts(batch), **objective.forward_kwargs)
             for name, (sums, counts) in objective.eval_sums(outputs, batch).items():
                 sums, counts = accelerator.gather_for_metrics((sums, counts))
                 acc = totals.setdefault(name, [torch.zeros((), dtype=torch.float64)] * 2)
@@ -555,7 +555,7 @@ def pretrain(args: PretrainArguments) -> str:
             for i, batch in enumerate(micro_batches):
                 # Gradients are all-reduced (averaged) only on the last micro-batch of the step.
                 with accelerator.no_sync(model) if i < accum - 1 else nullcontext():
-                    loss = model(**batch, **counts).loss
+                    loss = model(**batch, **counts, **objective.forward_kwargs).loss
                     # The loss is already normalised by global counts; undo DDP's averaging over processes.
                     accelerator.backward(loss * world)
                 running_loss += loss.detach()

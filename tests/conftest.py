@@ -50,17 +50,25 @@ def run_without_hf_lineage(code: str, cwd) -> str:
 def enable_activation_checkpointing(model, base) -> list:
     """Turns on activation checkpointing through transformers' public call — ``activation_checkpointing_enable``
     from 5.24 on, ``gradient_checkpointing_enable`` (deprecated there) before — and counts the checkpointed calls
-    of ``base``'s layers, so a test sees that layers really were recomputed."""
+    of ``base``'s layers (transformers' ``GradientCheckpointingLayer``s), so a test sees that layers really were
+    recomputed."""
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
     if hasattr(model, "activation_checkpointing_enable"):
         model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
     else:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    assert base.gradient_checkpointing
-    calls, checkpoint = [], base._gradient_checkpointing_func
+    layers = [m for m in base.modules() if isinstance(m, GradientCheckpointingLayer)]
+    assert layers and all(layer.gradient_checkpointing for layer in layers)
+    calls = []
 
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return checkpoint(*args, **kwargs)
+    def counting(checkpoint):
+        def call(*args, **kwargs):
+            calls.append(1)
+            return checkpoint(*args, **kwargs)
 
-    base._gradient_checkpointing_func = counting
+        return call
+
+    for layer in layers:
+        layer._gradient_checkpointing_func = counting(layer._gradient_checkpointing_func)
     return calls

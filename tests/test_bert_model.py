@@ -133,10 +133,15 @@ def test_pretraining_losses_match_transformers():
     with torch.no_grad():
         a = hf(**inputs, labels=labels, next_sentence_label=nsp)
         b = ours(**inputs, labels=labels, next_sentence_label=nsp)
+        sparse = ours(**inputs, labels=labels, next_sentence_label=nsp, sparse_logits=True)
     torch.testing.assert_close(a.loss, b.loss, atol=1e-5, rtol=0)
-    # The sparse head returns logits only where there are labels, equal to the dense ones there.
-    assert b.prediction_logits.shape == (4, 99)
-    torch.testing.assert_close(b.prediction_logits, a.prediction_logits[labels != -100], atol=1e-5, rtol=0)
+    # With labels the logits keep transformers' shape (B, T, V) ...
+    assert b.prediction_logits.shape == a.prediction_logits.shape == (3, 11, 99)
+    torch.testing.assert_close(b.prediction_logits, a.prediction_logits, atol=1e-5, rtol=0)
+    # ... and the opt-in sparse head returns them only where there are labels, with the same loss.
+    assert sparse.prediction_logits.shape == (4, 99)
+    torch.testing.assert_close(sparse.prediction_logits, a.prediction_logits[labels != -100], atol=1e-5, rtol=0)
+    torch.testing.assert_close(sparse.loss, a.loss, atol=1e-5, rtol=0)
 
 
 def test_multiple_choice_matches_transformers():
@@ -194,7 +199,7 @@ print((got - check["expected"]).abs().max().item())
 # --------------------------------------------------------------------------- behaviour of the heads
 
 
-def test_mlm_head_runs_only_on_labelled_positions():
+def test_sparse_mlm_head_runs_only_on_labelled_positions():
     model = LineageBertForMaskedLM(tiny()).eval()
     inputs = batch()
     labels = torch.full_like(inputs["input_ids"], -100)
@@ -204,7 +209,7 @@ def test_mlm_head_runs_only_on_labelled_positions():
     handle = model.cls.predictions.transform_dense.register_forward_hook(
         lambda m, i, o: seen_rows.append(i[0].reshape(-1, i[0].shape[-1]).shape[0]))
     with torch.no_grad():
-        out = model(**inputs, labels=labels)
+        out = model(**inputs, labels=labels, sparse_logits=True)
     handle.remove()
     assert seen_rows == [2] and out.logits.shape == (2, 99)
     with torch.no_grad():

@@ -4,10 +4,10 @@ Read top to bottom: embeddings, attention, layer, encoder, pooler, the pre-train
 Parameter names follow transformers' BERT except that the query/key/value projections of self-attention are one
 fused ``qkv`` matrix (one matmul instead of three); ``hf_lineage.convert`` maps between the two layouts.
 
-Where this differs from transformers' ``BertForPreTraining`` in what it computes (never in the result): when labels
-are given, the MLM output projection — a hidden × vocab matmul, the largest in a small BERT — is applied only to
-the ~15 % of positions that carry a label, so ``prediction_logits`` then has shape (num_masked, vocab), rows in
-the order of ``labels != -100``. Pass ``labels=None`` for logits at every position (as pipelines do).
+The MLM heads return logits of transformers' shape, (batch, length, vocab), with or without labels. Pre-training
+opts into the fast path with ``sparse_logits=True``: the MLM output projection — a hidden × vocab matmul, the
+largest in a small BERT — is then applied only to the ~15 % of positions that carry a label, and the logits have
+shape (num_masked, vocab), rows in the order of ``labels != -100`` (the loss is the same either way).
 """
 
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
 from transformers.generation import GenerationMixin
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
     BaseModelOutputWithPoolingAndCrossAttentions,
     CausalLMOutputWithCrossAttentions,
@@ -35,6 +36,7 @@ from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     attention,
+    attention_implementation,
     cache_argument,
     causal_attention_mask,
     check_ids_in_range,
@@ -97,6 +99,7 @@ class LineageBertAttention(nn.Module):
 
     def __init__(self, config, layer_idx, is_cross_attention=False):
         super().__init__()
+        self.config = config  # read at every call: set_attn_implementation() changes config._attn_implementation
         self.num_heads = config.num_attention_heads
         self.head_size = config.hidden_size // config.num_attention_heads
         self.layer_idx = layer_idx
@@ -138,7 +141,8 @@ class LineageBertAttention(nn.Module):
             # The model passes an explicit mask whenever padding or a cache makes plain causality wrong.
             is_causal = self.is_causal and mask is None and T > 1
         y, weights = attention(
-            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions
+            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions,
+            attention_implementation(self.config),
         )
         y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
         return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), weights
@@ -165,8 +169,12 @@ class LineageBertOutput(nn.Module):
         return self.LayerNorm(residual + self.dropout(self.dense(hidden_states)))
 
 
-class LineageBertLayer(nn.Module):
-    """Self-attention, (decoder only) cross-attention, then the position-wise feed-forward network."""
+class LineageBertLayer(GradientCheckpointingLayer):
+    """Self-attention, (decoder only) cross-attention, then the position-wise feed-forward network.
+
+    A ``GradientCheckpointingLayer``: under ``gradient_checkpointing_enable()`` (``activation_checkpointing_enable()``
+    from transformers 5.24) transformers recomputes each layer in the backward pass instead of storing its
+    activations; tensors that need gradients are passed positionally, the rest by keyword."""
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -176,7 +184,7 @@ class LineageBertLayer(nn.Module):
         self.intermediate = LineageBertIntermediate(config)
         self.output = LineageBertOutput(config)
 
-    def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
+    def forward(self, hidden_states, mask=None, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False):
         hidden_states, self_weights = self.attention(hidden_states, mask, cache=cache,
                                                      output_attentions=output_attentions)
@@ -194,7 +202,6 @@ class LineageBertEncoder(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.layer = nn.ModuleList([LineageBertLayer(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False  # set by transformers' activation_checkpointing_enable()
 
     def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False, output_hidden_states=False):
@@ -202,17 +209,11 @@ class LineageBertEncoder(nn.Module):
         for layer in self.layer:
             if output_hidden_states:
                 all_hidden.append(hidden_states)
-            if self.gradient_checkpointing and self.training:
-                # Recompute activations in the backward pass instead of storing them (no cache while training).
-                # transformers' activation_checkpointing_enable() (gradient_checkpointing_enable() before 5.24) sets
-                # the flag and the function.
-                hidden_states, w_self, w_cross = self._gradient_checkpointing_func(
-                    layer.__call__, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions
-                )
-            else:
-                hidden_states, w_self, w_cross = layer(
-                    hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions
-                )
+            # Positional: what may need gradients (checkpointing re-runs the layer with these); by keyword: the rest.
+            hidden_states, w_self, w_cross = layer(
+                hidden_states, mask, encoder_hidden_states, encoder_mask, cache=cache,
+                output_attentions=output_attentions,
+            )
             all_self.append(w_self)
             all_cross.append(w_cross)
         if output_hidden_states:
@@ -251,6 +252,22 @@ class LineageBertLMPredictionHead(nn.Module):
         hidden_states = self.transform_LayerNorm(self.act(self.transform_dense(hidden_states)))
         return F.linear(hidden_states, self.decoder.weight, self.bias)
 
+    def set_decoder(self, decoder):
+        """Replace the output layer (``resize_token_embeddings`` does, with a resized copy), keeping the output bias
+        the same length: its first rows are kept, new rows start at the mean of the old ones (what transformers'
+        ``mean_resizing`` does for an output bias), and a decoder with a bias of its own brings that bias."""
+        self.decoder = decoder
+        if decoder.bias is not None:
+            self.bias = decoder.bias
+            decoder.bias = None  # one output bias: ``self.bias``
+            return
+        n, old = decoder.weight.shape[0], self.bias
+        if n != old.shape[0]:
+            with torch.no_grad():
+                bias = old.new_full((n,), float(old.float().mean()) if old.numel() else 0.0)
+                bias[: min(n, old.shape[0])] = old[: min(n, old.shape[0])]
+            self.bias = nn.Parameter(bias, requires_grad=old.requires_grad)
+
 
 class LineageBertPreTrainedModel(LineagePreTrainedModel):
     config_class = LineageBertConfig
@@ -259,6 +276,12 @@ class LineageBertPreTrainedModel(LineagePreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
     _no_split_modules = ["LineageBertEmbeddings", "LineageBertLayer"]
+
+    @classmethod
+    def _can_set_attn_implementation(cls) -> bool:
+        # The attention modules read config._attn_implementation ("sdpa" or "eager") at every call, so
+        # set_attn_implementation() takes effect at once (transformers' source heuristic cannot see that).
+        return True
 
     @torch.no_grad()
     def _init_weights(self, module):
@@ -377,8 +400,8 @@ class LineageBertModel(LineageBertPreTrainedModel):
 class LineageBertForPreTrainingOutput(ModelOutput):
     """Output of ``LineageBertForPreTraining``.
 
-    ``loss`` is MLM loss + NSP loss. ``prediction_logits`` is (B, T, V) without labels, and (num_masked, V) — only
-    the labelled positions, in the order of ``labels != -100`` — with labels.
+    ``loss`` is MLM loss + NSP loss. ``prediction_logits`` is (B, T, V), as in transformers; with labels and
+    ``sparse_logits=True`` it is (num_masked, V) — only the labelled positions, in the order of ``labels != -100``.
     """
 
     loss: torch.Tensor | None = None
@@ -390,11 +413,16 @@ class LineageBertForPreTrainingOutput(ModelOutput):
     attentions: tuple[torch.Tensor, ...] | None = None
 
 
-def _masked_lm(head, sequence_output, labels, num_items_in_batch=None):
-    """Logits and loss of the MLM head, computing the vocabulary projection only where there are labels."""
+def _masked_lm(head, sequence_output, labels, num_items_in_batch=None, sparse_logits=False):
+    """Logits and loss of the MLM head. Logits are (B, T, V); with labels and ``sparse_logits`` the vocabulary
+    projection runs only where there are labels and the logits are (num_masked, V) (the fast pre-training path:
+    the loss is the same, the largest matmul shrinks to the labelled ~15 %)."""
     if labels is None:
         return head(sequence_output), None
     check_same_shape(labels, sequence_output.shape[:2], "labels", "input_ids")
+    if not sparse_logits:
+        logits = head(sequence_output)  # (B, T, V)
+        return logits, cross_entropy(logits, labels, num_items_in_batch)
     masked = labels != -100  # (B, T)
     logits = head(sequence_output[masked])  # (num_masked, V)
     return logits, cross_entropy(logits, labels[masked], num_items_in_batch)
@@ -408,6 +436,7 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
         >>> model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny"))
         >>> out = model(input_ids, token_type_ids=segments, labels=mlm_labels, next_sentence_label=is_random)
         >>> out.loss.backward()
+        >>> model(..., labels=mlm_labels, sparse_logits=True).prediction_logits   # (num_masked, V): the fast path
     """
 
     accepts_loss_kwargs = False  # NSP is a per-batch mean under Trainer (only the engine passes sequence counts)
@@ -425,17 +454,17 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
         return self.cls.predictions.decoder
 
     def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
+        self.cls.predictions.set_decoder(new_embeddings)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, next_sentence_label=None, output_attentions=None,
-                output_hidden_states=None, return_dict=None, **kwargs):
+                output_hidden_states=None, return_dict=None, sparse_logits=False, **kwargs):
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_logits, mlm_loss = _masked_lm(
-            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch")
+            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch"), sparse_logits
         )
         seq_relationship_logits = self.cls.seq_relationship(outputs.pooler_output)  # (B, 2)
         # ``num_sequences_in_batch`` plays for NSP the part ``num_items_in_batch`` plays for MLM: the loss is a
@@ -458,7 +487,8 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
 
 
 class LineageBertForMaskedLM(LineageBertPreTrainedModel):
-    """BERT with the masked-LM head only (what ``pipeline("fill-mask")`` uses)."""
+    """BERT with the masked-LM head only (what ``pipeline("fill-mask")`` uses). ``logits`` are (B, T, V); pass
+    ``sparse_logits=True`` with labels for (num_masked, V) logits at the labelled positions only (faster training)."""
 
     _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
 
@@ -473,17 +503,17 @@ class LineageBertForMaskedLM(LineageBertPreTrainedModel):
         return self.cls.predictions.decoder
 
     def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
+        self.cls.predictions.set_decoder(new_embeddings)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
-                return_dict=None, **kwargs):
+                return_dict=None, sparse_logits=False, **kwargs):
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         logits, loss = _masked_lm(
-            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch")
+            self.cls.predictions, outputs.last_hidden_state, labels, kwargs.get("num_items_in_batch"), sparse_logits
         )
         output = MaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                 attentions=outputs.attentions)
@@ -512,7 +542,7 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         return self.cls.predictions.decoder
 
     def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
+        self.cls.predictions.set_decoder(new_embeddings)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
@@ -521,7 +551,7 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
             encoder_attention_mask, cache_argument(cache, past_key_values),
-            use_cache=False if labels is not None else use_cache,
+            use_cache=False if labels is not None or kwargs.get("shift_labels") is not None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         hidden_states = outputs.last_hidden_state
@@ -530,7 +560,12 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
             hidden_states = hidden_states[:, -logits_to_keep:]
         logits = self.cls.predictions(hidden_states)
         loss = None
-        if labels is not None:  # labels are the inputs: predict token t+1 from tokens ..t
+        shifted = kwargs.get("shift_labels")
+        if shifted is not None:
+            # Labels already aligned with the logits (transformers' ``shift_labels``, e.g. under context parallelism)
+            check_same_shape(shifted, logits.shape[:2], "shift_labels", "the logits (use logits_to_keep=0)")
+            loss = cross_entropy(logits, shifted, kwargs.get("num_items_in_batch"))
+        elif labels is not None:  # labels are the inputs: predict token t+1 from tokens ..t
             loss = cross_entropy(logits[:, :-1], labels[:, 1:], kwargs.get("num_items_in_batch"))
         output = CausalLMOutputWithCrossAttentions(
             loss=loss, logits=logits, **with_cache(output_cache(outputs)),

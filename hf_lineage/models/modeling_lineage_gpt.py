@@ -24,6 +24,7 @@ from torch import nn
 from transformers.activations import ACT2FN
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.generation import GenerationMixin
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions
 from transformers.utils import ModelOutput
 
@@ -31,6 +32,7 @@ from .configuration_lineage_gpt import LineageGPTConfig
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     attention,
+    attention_implementation,
     cache_argument,
     causal_attention_mask,
     check_ids_in_range,
@@ -65,6 +67,7 @@ class LineageGPTAttention(nn.Module):
 
     def __init__(self, config, layer_idx, is_cross_attention=False):
         super().__init__()
+        self.config = config  # read at every call: set_attn_implementation() changes config._attn_implementation
         self.num_heads = config.num_attention_heads
         self.head_size = config.hidden_size // config.num_attention_heads
         self.layer_idx = layer_idx
@@ -105,7 +108,8 @@ class LineageGPTAttention(nn.Module):
             # The model passes an explicit mask whenever padding or a cache makes plain causality wrong.
             is_causal = mask is None and T > 1
         y, weights = attention(
-            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions
+            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions,
+            attention_implementation(self.config),
         )
         y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
         return self.resid_dropout(self.c_proj(y)), weights
@@ -125,11 +129,13 @@ class LineageGPTMLP(nn.Module):
         return self.dropout(self.c_proj(self.act(self.c_fc(hidden_states))))
 
 
-class LineageGPTBlock(nn.Module):
+class LineageGPTBlock(GradientCheckpointingLayer):
     """One Transformer decoder block, post-LayerNorm as in the paper (and the original Transformer):
     x = LN(x + attn(x)); [x = LN(x + cross_attn(x, encoder))]; x = LN(x + mlp(x)).
 
     GPT-2 later moved LayerNorm to the input of each sub-block (pre-LN); GPT-1 normalises after the residual sum.
+    A ``GradientCheckpointingLayer``: under ``gradient_checkpointing_enable()`` (``activation_checkpointing_enable()``
+    from transformers 5.24) each block is recomputed in the backward pass instead of storing its activations.
     """
 
     def __init__(self, config, layer_idx):
@@ -143,7 +149,7 @@ class LineageGPTBlock(nn.Module):
         self.mlp = LineageGPTMLP(config)
         self.ln_2 = nn.LayerNorm(C, eps=config.layer_norm_eps)
 
-    def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
+    def forward(self, hidden_states, mask=None, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False):
         a, self_weights = self.attn(hidden_states, mask, cache=cache, output_attentions=output_attentions)
         hidden_states = self.ln_1(hidden_states + a)
@@ -170,6 +176,12 @@ class LineageGPTPreTrainedModel(LineagePreTrainedModel):
     _supports_sdpa = True
     _no_split_modules = ["LineageGPTBlock"]
 
+    @classmethod
+    def _can_set_attn_implementation(cls) -> bool:
+        # The attention modules read config._attn_implementation ("sdpa" or "eager") at every call, so
+        # set_attn_implementation() takes effect at once (transformers' source heuristic cannot see that).
+        return True
+
 
 class LineageGPTModel(LineageGPTPreTrainedModel):
     """The bare decoder: token + learned position embeddings -> dropout -> N post-LN blocks. No final LayerNorm
@@ -185,7 +197,6 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         self.positions_embed = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.drop = nn.Dropout(config.embedding_dropout_prob)
         self.h = nn.ModuleList([LineageGPTBlock(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False  # set by transformers' activation_checkpointing_enable()
         self.post_init()
 
     def get_input_embeddings(self):
@@ -278,15 +289,11 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         for block in self.h:
             if output_hidden_states:
                 all_hidden.append(hidden_states)
-            if self.gradient_checkpointing and self.training:
-                # Recompute activations in the backward pass instead of storing them (no cache while training).
-                hidden_states, w_self, w_cross = self._gradient_checkpointing_func(
-                    block.__call__, hidden_states, mask, encoder_hidden_states, encoder_mask, None, output_attentions
-                )
-            else:
-                hidden_states, w_self, w_cross = block(
-                    hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions
-                )
+            # Positional: what may need gradients (checkpointing re-runs the block with these); by keyword: the rest.
+            hidden_states, w_self, w_cross = block(
+                hidden_states, mask, encoder_hidden_states, encoder_mask, cache=cache,
+                output_attentions=output_attentions,
+            )
             all_self.append(w_self)
             all_cross.append(w_cross)
         if output_hidden_states:
@@ -340,7 +347,7 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
         outputs = self.transformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
             encoder_attention_mask, cache_argument(cache, past_key_values),
-            use_cache=False if labels is not None else use_cache,
+            use_cache=False if labels is not None or kwargs.get("shift_labels") is not None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         hidden_states = outputs.last_hidden_state
@@ -349,9 +356,15 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
             hidden_states = hidden_states[:, -logits_to_keep:]
         logits = self.lm_head(hidden_states)  # (B, T, V)
         loss = None
-        if labels is not None:
+        # transformers' ``shift_labels`` (Trainer passes them under context parallelism): labels already aligned
+        # with the logits, used as they are; otherwise ``labels`` are the inputs, shifted here.
+        targets = kwargs.get("shift_labels")
+        if targets is None and labels is not None:
             check_same_shape(labels, logits.shape[:2], "labels", "the logits (use logits_to_keep=0 with labels)")
-            loss = vocabulary_cross_entropy(logits, shift_labels(labels), kwargs.get("num_items_in_batch"))
+            targets = shift_labels(labels)
+        if targets is not None:
+            check_same_shape(targets, logits.shape[:2], "shift_labels", "the logits (use logits_to_keep=0)")
+            loss = vocabulary_cross_entropy(logits, targets, kwargs.get("num_items_in_batch"))
         output = CausalLMOutputWithCrossAttentions(
             loss=loss, logits=logits, **with_cache(output_cache(outputs)),
             hidden_states=outputs.hidden_states, attentions=outputs.attentions,

@@ -161,8 +161,9 @@ def shift_labels(labels):
 class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
     """The NNLM with its softmax output layer: P(w_{t+1} | w_t, ..., w_{t−n+2}) at every position t.
 
-    ``labels`` follow transformers' convention (``labels = input_ids``, shifted inside; -100 = not predicted).
-    With labels, the (N, V) output layer is computed only at the N positions that predict a label, and ``logits``
+    ``labels`` follow transformers' convention (``labels = input_ids``, shifted inside; -100 = not predicted);
+    ``shift_labels`` (transformers' name for labels already aligned with the positions, e.g. from Trainer under
+    context parallelism) are used as given instead. With labels, the (N, V) output layer is computed only at the N positions that predict a label, and ``logits``
     has shape (N, V), rows in the order of ``shift_labels(labels) != -100``; pass ``return_all_logits=True`` for
     (B, T, V). Without labels ``logits`` is (B, T, V) (or the last ``logits_to_keep`` positions).
 
@@ -200,10 +201,12 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
                 return_all_logits=False, **kwargs):
         self.nnlm.check_inputs(input_ids, attention_mask)
         windows = self.nnlm.context_windows(input_ids, attention_mask)  # (B, T, n−1)
-        targets = None
-        if labels is not None:
+        targets = kwargs.get("shift_labels")
+        if targets is None and labels is not None:
             check_same_shape(labels, input_ids.shape, "labels", "input_ids")
             targets = shift_labels(labels)  # (B, T): the word position t predicts
+        if targets is not None:
+            check_same_shape(targets, input_ids.shape, "shift_labels", "input_ids")
             if not return_all_logits:
                 # Only positions with a label need the (N, V) output layer, the bulk of the computation.
                 predicting = targets != -100
@@ -213,7 +216,7 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
             windows = windows[:, -logits_to_keep:]
         logits = self.lm_head(self.output_features(*self.nnlm.features(windows)))  # (..., V)
         loss = None
-        if labels is not None:
+        if targets is not None:
             loss = vocabulary_cross_entropy(logits, targets, kwargs.get("num_items_in_batch"))
         return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
 

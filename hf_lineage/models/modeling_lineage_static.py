@@ -373,13 +373,17 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
         if labels is not None and labels.shape != input_ids.shape:
             raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
+        # transformers' ``shift_labels``: labels already aligned with the positions (position t's target), as given.
+        shifted = kwargs.pop("shift_labels", None)
+        if shifted is not None and shifted.shape != input_ids.shape:
+            raise ValueError(f"shift_labels has shape {tuple(shifted.shape)}, input_ids {tuple(input_ids.shape)}")
         state = LSTMStateCache.from_arguments(cache, past_key_values)
         if state is not None and state.batch_size != input_ids.shape[0]:
             raise ValueError(f"The LSTM state (cache) is for {state.batch_size} rows, input_ids has "
                              f"{input_ids.shape[0]}")
         features, mask = self._encode(input_ids, attention_mask, kwargs)
         states, final = _encode_in_place(self.encoder, features, mask, None if state is None else (state.h, state.c))
-        if labels is None:
+        if labels is None and shifted is None:
             if logits_to_keep:
                 states = states[:, -logits_to_keep:]  # generation needs only the last position's distribution
             new_state = LSTMStateCache.advanced(state, *final, input_ids.shape[1]) if use_cache else None
@@ -388,9 +392,13 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
         # Position t predicts token t + 1. The vocabulary layer is most of the cost, so with labels it runs only
         # where a token is predicted (a generation target is often half the sequence): logits are then (N, V),
         # those positions in order, as NNLM's.
-        targets = labels[:, 1:]
-        predicting = targets != -100
-        logits = self.lm_head(states[:, :-1][predicting])  # (N, V)
+        if shifted is not None:
+            targets, predicting = shifted, shifted != -100
+            logits = self.lm_head(states[predicting])  # (N, V)
+        else:
+            targets = labels[:, 1:]
+            predicting = targets != -100
+            logits = self.lm_head(states[:, :-1][predicting])  # (N, V)
         loss = cross_entropy(logits, targets[predicting], num_items_in_batch)
         return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
 

@@ -210,12 +210,30 @@ def sequence_classification_loss(config, logits, labels):
     return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
 
 
-def attention(q, k, v, mask, is_causal, dropout_p, need_weights):
+ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
+
+
+def attention_implementation(config) -> str:
+    """``config._attn_implementation`` as the lineage Transformers read it: "sdpa" (the default) or "eager"; anything
+    else (flash attention, flex attention, a kernel from the Hub) is refused by name instead of silently running
+    another path."""
+    implementation = getattr(config, "_attn_implementation", None) or "sdpa"
+    if implementation not in ATTENTION_IMPLEMENTATIONS:
+        raise ValueError(
+            f"{config.model_type} supports attn_implementation 'sdpa' (the default) and 'eager', not "
+            f"{implementation!r}; load the model with attn_implementation='sdpa' or 'eager'"
+        )
+    return implementation
+
+
+def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation="sdpa"):
     """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
 
-    SDPA (fused, no T×T matrix kept for backward on most backends) unless the caller asked for the weights.
+    ``implementation`` "sdpa": ``F.scaled_dot_product_attention`` (fused, no T×T matrix kept for backward on most
+    backends), unless the caller asked for the weights. "eager", or whenever the weights are asked for: the
+    scores, softmax and weighted sum computed here, returning the attention probabilities (B, nh, T, S).
     """
-    if not need_weights:
+    if implementation == "sdpa" and not need_weights:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
     scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
     if is_causal:
@@ -224,7 +242,7 @@ def attention(q, k, v, mask, is_causal, dropout_p, need_weights):
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = scores.softmax(dim=-1)
-    return F.dropout(weights, p=dropout_p) @ v, weights
+    return F.dropout(weights, p=dropout_p) @ v, (weights if need_weights else None)
 
 
 def causal_attention_mask(attention_mask, T, past_length, device):

@@ -41,6 +41,9 @@ class PretrainingObjective:
     set_options: ClassVar[tuple[str, ...]] = ()
     # Evaluation key whose exponential is reported as perplexity (None where perplexity is not defined).
     perplexity_of: ClassVar[str | None] = None
+    # Keyword arguments the engine adds to every forward call, in training and evaluation (BERT's
+    # ``sparse_logits=True``: MLM logits only at the labelled positions, the fast path ``eval_sums`` reads).
+    forward_kwargs: ClassVar[dict[str, Any]] = {}
     # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the
     # engine's loop.
     has_cpu_backend: ClassVar[bool] = False

@@ -27,6 +27,8 @@ class BertObjective(PretrainingObjective):
         warmup_ratio=0.01, lr_scheduler="linear", max_grad_norm=1.0, max_seq_length=128, vocab_size=30522,
     )
     perplexity_of = "mlm_loss"
+    # The vocabulary projection only at the ~15 % labelled positions: prediction_logits (num_masked, V).
+    forward_kwargs = {"sparse_logits": True}
 
     def train_tokenizer(self, files, texts):
         return train_wordpiece_tokenizer(files=files, iterator=texts, vocab_size=self.args.vocab_size,
@@ -120,7 +122,7 @@ class BertObjective(PretrainingObjective):
     def eval_sums(self, outputs, batch):
         labels = batch["labels"]
         masked = labels != -100
-        example = masked.nonzero()[:, 0]  # which example each prediction_logits row belongs to
+        example = masked.nonzero()[:, 0]  # which example each (sparse) prediction_logits row belongs to
         B = labels.shape[0]
         token_loss = F.cross_entropy(outputs.prediction_logits.float(), labels[masked], reduction="none")
         token_correct = (outputs.prediction_logits.argmax(-1) == labels[masked]).float()

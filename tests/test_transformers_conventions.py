@@ -1,0 +1,634 @@
+"""transformers' own model conventions, checked on lineage BERT and GPT through transformers' public API.
+
+The behaviours transformers' common tests (``ModelTesterMixin`` in ``tests/test_modeling_common.py``,
+``GenerationTesterMixin`` in ``tests/generation/test_utils.py``) check on every model, written here for our classes:
+save/load, return_dict=False tuples, attention and hidden-state outputs, retained gradients, resizing the token
+embeddings, tied weights, inputs_embeds, training (every weight gets a gradient), gradient checkpointing, eager
+vs SDPA attention, ``shift_labels``, MLM logits of transformers' shape (what Trainer's ``compute_metrics`` sees),
+torch.compile, and generation (greedy/sampling/beam search with and without the cache, left padding, continuing
+from a cache, the per-step outputs of ``return_dict_in_generate``).
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedModel
+from transformers.modeling_layers import GradientCheckpointingLayer
+
+import hf_lineage
+from hf_lineage import LineageBertConfig, LineageGPTConfig
+
+V = 99
+B, T = 3, 9
+NO_DROPOUT_BERT = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+NO_DROPOUT_GPT = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, embedding_dropout_prob=0.0)
+
+
+def bert_config(**overrides):
+    return LineageBertConfig.from_named("tiny", **{"vocab_size": V, "max_position_embeddings": 32, "num_labels": 3,
+                                                   **NO_DROPOUT_BERT, **overrides})
+
+
+def gpt_config(**overrides):
+    return LineageGPTConfig.from_named("tiny", **{"vocab_size": V, "max_position_embeddings": 32, "num_labels": 3,
+                                                  **NO_DROPOUT_GPT, **overrides})
+
+
+def padded_ids(shape=(B, T)):
+    """Random ids, right-padded: the second and third sequences are shorter."""
+    g = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(5, V, shape, generator=g)
+    attention_mask = torch.ones_like(input_ids)
+    flat = attention_mask.view(-1, shape[-1])
+    flat[1, 6:] = 0
+    flat[2, 3:] = 0
+    input_ids[attention_mask == 0] = 0
+    return input_ids, attention_mask
+
+
+def mlm_labels(input_ids, attention_mask):
+    labels = torch.full_like(input_ids, -100)
+    labels[:, 1] = input_ids[:, 1]
+    labels[0, 4] = input_ids[0, 4]
+    return labels.masked_fill(attention_mask == 0, -100)
+
+
+def make_case(name):
+    """(model, inputs without labels, label keyword arguments, number of sequences N the model sees)."""
+    family, head = name.split(":")
+    config = bert_config(is_decoder=head == "ForCausalLM") if family == "bert" else gpt_config()
+    model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}{head}")(config)
+    choices = head == "ForMultipleChoice"
+    input_ids, attention_mask = padded_ids((B, 2, T) if choices else (B, T))
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask)
+    if family == "bert" and head != "ForCausalLM":
+        token_type_ids = torch.zeros_like(input_ids)
+        token_type_ids[..., 4:] = 1
+        inputs["token_type_ids"] = token_type_ids.masked_fill(attention_mask == 0, 0)
+    by_sequence = torch.tensor([0, 1, 2]) if head != "ForNextSentencePrediction" else torch.tensor([0, 1, 1])
+    labels = {
+        "Model": dict,
+        "ForPreTraining": lambda: dict(labels=mlm_labels(input_ids, attention_mask), next_sentence_label=torch.tensor([0, 1, 0])),
+        "ForMaskedLM": lambda: dict(labels=mlm_labels(input_ids, attention_mask)),
+        "ForCausalLM": lambda: dict(labels=input_ids.masked_fill(attention_mask == 0, -100)),
+        "ForNextSentencePrediction": lambda: dict(labels=by_sequence),
+        "ForSequenceClassification": lambda: dict(labels=by_sequence),
+        "ForTokenClassification": lambda: dict(labels=torch.randint(0, 3, (B, T)).masked_fill(attention_mask == 0, -100)),
+        "ForMultipleChoice": lambda: dict(labels=torch.tensor([0, 1, 1])),
+        "ForQuestionAnswering": lambda: dict(start_positions=torch.tensor([1, 2, 0]), end_positions=torch.tensor([3, 4, 2])),
+    }[head]()
+    return model, inputs, labels, B * 2 if choices else B
+
+
+BERT_CASES = [f"bert:{h}" for h in ("Model", "ForPreTraining", "ForMaskedLM", "ForCausalLM", "ForNextSentencePrediction",
+                                    "ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice",
+                                    "ForQuestionAnswering")]
+GPT_CASES = [f"gpt:{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
+                                  "ForTokenClassification")]
+CASES = BERT_CASES + GPT_CASES
+TRAINABLE = [c for c in CASES if not c.endswith(":Model")]
+LM_CASES = ["bert:ForPreTraining", "bert:ForMaskedLM", "bert:ForCausalLM", "gpt:ForCausalLM"]
+
+
+def tensors(output):
+    """Every tensor of a model output, flattened in order (tuples of layers included)."""
+    out = []
+    for value in (output.to_tuple() if hasattr(output, "to_tuple") else output):
+        if torch.is_tensor(value):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(v for v in value if torch.is_tensor(v))
+    return out
+
+
+def assert_all_close(a, b, atol=1e-5):
+    ta, tb = tensors(a), tensors(b)
+    assert len(ta) == len(tb) > 0
+    for x, y in zip(ta, tb):
+        torch.testing.assert_close(x, y, atol=atol, rtol=0)
+
+
+# --------------------------------------------------------------------------- save/load, outputs
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_save_and_load_gives_the_same_outputs_and_no_missing_weights(case, tmp_path):
+    model, inputs, labels, _ = make_case(case)
+    model.eval()
+    model.save_pretrained(tmp_path)
+    loaded, info = type(model).from_pretrained(tmp_path, output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
+    assert not loaded.training
+    with torch.no_grad():
+        assert_all_close(model(**inputs, **labels), loaded(**inputs, **labels), atol=1e-6)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_return_dict_false_gives_the_output_as_a_tuple(case):
+    model, inputs, labels, _ = make_case(case)
+    model.eval()
+    with torch.no_grad():
+        as_dict = model(**inputs, **labels, output_hidden_states=True, output_attentions=True)
+        as_tuple = model(**inputs, **labels, output_hidden_states=True, output_attentions=True, return_dict=False)
+    assert isinstance(as_tuple, tuple)
+    assert_all_close(as_dict.to_tuple(), as_tuple, atol=0)
+
+
+@pytest.mark.parametrize("implementation", ["eager", "sdpa"])
+@pytest.mark.parametrize("case", CASES)
+def test_attention_outputs(case, implementation):
+    model, inputs, labels, N = make_case(case)
+    model.set_attn_implementation(implementation)
+    model.eval()
+    config = model.config
+    with torch.no_grad():
+        plain = model(**inputs)
+        # Under sdpa the argument still returns the weights (computed by hand for that call) ...
+        out = model(**inputs, output_attentions=True)
+        if implementation == "eager":
+            # ... while the config flag is eager-only (transformers' config refuses it under sdpa)
+            model.config.output_attentions = True
+            from_config = model(**inputs)
+            model.config.output_attentions = False
+        else:
+            from_config = out
+    assert plain.get("attentions") is None
+    assert len(out.attentions) == config.num_hidden_layers
+    mask = inputs["attention_mask"].reshape(N, T).bool()
+    for weights, again in zip(out.attentions, from_config.attentions):
+        assert weights.shape == (N, config.num_attention_heads, T, T)
+        torch.testing.assert_close(weights, again)
+        real = mask[:, None, :, None]  # queries that are real tokens
+        torch.testing.assert_close(weights.sum(-1)[real[..., 0].expand(-1, weights.shape[1], -1)],
+                                   torch.ones(()).expand(int(real.sum()) * weights.shape[1]))
+        assert weights.masked_select(real & ~mask[:, None, None, :]).abs().max() == 0  # padded keys get nothing
+        if config.is_decoder or case.startswith("gpt"):
+            assert weights.triu(1).abs().max() == 0  # nothing from the future
+    # Asking for the weights does not change what the model computes.
+    assert_all_close(plain.to_tuple()[:1], out.to_tuple()[:1])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_hidden_states_output(case):
+    model, inputs, labels, N = make_case(case)
+    model.eval()
+    with torch.no_grad():
+        out = model(**inputs, output_hidden_states=True)
+        model.config.output_hidden_states = True
+        from_config = model(**inputs)
+        model.config.output_hidden_states = False
+        plain = model(**inputs)
+    assert plain.get("hidden_states") is None
+    assert len(out.hidden_states) == model.config.num_hidden_layers + 1  # the embeddings, then every layer
+    for h, again in zip(out.hidden_states, from_config.hidden_states):
+        assert h.shape == (N, T, model.config.hidden_size)
+        torch.testing.assert_close(h, again)
+    if case.endswith(":Model"):
+        torch.testing.assert_close(out.hidden_states[-1], out.last_hidden_state)
+
+
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "gpt:ForCausalLM", "bert:ForSequenceClassification"])
+def test_hidden_states_and_attentions_retain_gradients(case):
+    model, inputs, labels, _ = make_case(case)
+    model.train()
+    out = model(**inputs, **labels, output_hidden_states=True, output_attentions=True)
+    hidden, attentions = out.hidden_states[0], out.attentions[0]
+    hidden.retain_grad()
+    attentions.retain_grad()
+    out.loss.backward()
+    assert hidden.grad is not None and hidden.grad.abs().sum() > 0
+    assert attentions.grad is not None and attentions.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("case", ["bert:Model", "bert:ForMaskedLM", "gpt:Model", "gpt:ForCausalLM"])
+def test_inputs_embeds_give_what_input_ids_give(case):
+    model, inputs, labels, _ = make_case(case)
+    model.eval()
+    embeds = model.get_input_embeddings()(inputs["input_ids"])
+    with torch.no_grad():
+        a = model(**inputs)
+        b = model(**{**{k: v for k, v in inputs.items() if k != "input_ids"}, "inputs_embeds": embeds})
+    assert_all_close(a, b)
+
+
+# --------------------------------------------------------------------------- embeddings: get/set, resize, tying
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_get_and_set_input_embeddings(case):
+    model, inputs, labels, _ = make_case(case)
+    assert isinstance(model.get_input_embeddings(), nn.Embedding)
+    assert model.get_output_embeddings() is None or isinstance(model.get_output_embeddings(), nn.Linear)
+    replacement = nn.Embedding(V, model.config.hidden_size)
+    model.set_input_embeddings(replacement)
+    assert model.get_input_embeddings() is replacement
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_resize_token_embeddings(case):
+    model, inputs, labels, N = make_case(case)
+    model.eval()
+    old_input = model.get_input_embeddings().weight.detach().clone()
+    tied = model.get_output_embeddings() is not None and model.config.tie_word_embeddings
+    bias = getattr(getattr(getattr(model, "cls", None), "predictions", None), "bias", None)
+    old_bias = None if bias is None else bias.detach().clone()
+
+    model.resize_token_embeddings(V + 10)
+    assert model.config.vocab_size == V + 10
+    assert model.get_input_embeddings().weight.shape == (V + 10, model.config.hidden_size)
+    torch.testing.assert_close(model.get_input_embeddings().weight[:V], old_input)  # old rows kept
+    if model.get_output_embeddings() is not None:
+        assert model.get_output_embeddings().weight.shape[0] == V + 10
+        if tied:
+            assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    if old_bias is not None:
+        assert model.cls.predictions.bias.shape == (V + 10,)  # the MLM output bias follows the decoder
+        torch.testing.assert_close(model.cls.predictions.bias[:V], old_bias)
+    new_ids = inputs["input_ids"].masked_fill(inputs["input_ids"] == inputs["input_ids"].max(), V + 9)
+    with torch.no_grad():
+        out = model(**{**inputs, "input_ids": new_ids}, **labels)  # the new token ids are valid input
+    if case in LM_CASES:
+        logits = out.logits if hasattr(out, "logits") and out.logits is not None else out.prediction_logits
+        assert logits.shape == (N, T, V + 10)
+
+    model.resize_token_embeddings(V - 15)  # shrinking works too
+    assert model.get_input_embeddings().weight.shape[0] == V - 15 == model.config.vocab_size
+    small = inputs["input_ids"].clamp(max=V - 16)
+    with torch.no_grad():
+        model(**{**inputs, "input_ids": small})
+    model.resize_token_embeddings(V - 15, pad_to_multiple_of=16)
+    assert model.get_input_embeddings().weight.shape[0] == 96 == model.config.vocab_size
+    if old_bias is not None:
+        assert model.cls.predictions.bias.shape == (96,)
+
+
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "bert:ForPreTraining", "bert:ForCausalLM", "gpt:ForCausalLM"])
+def test_resize_untied_output_layer(case):
+    family, head = case.split(":")
+    config = (bert_config(is_decoder=head == "ForCausalLM", tie_word_embeddings=False) if family == "bert"
+              else gpt_config(tie_word_embeddings=False))
+    model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}{head}")(config)
+    old_output = model.get_output_embeddings().weight.detach().clone()
+    model.resize_token_embeddings(V + 10)
+    assert model.get_output_embeddings().weight is not model.get_input_embeddings().weight
+    assert model.get_output_embeddings().weight.shape[0] == V + 10
+    torch.testing.assert_close(model.get_output_embeddings().weight[:V], old_output)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.endswith(":Model") and "Classification" not in c
+                                  and "Choice" not in c and "Answering" not in c and "NextSentence" not in c]
+                         + ["gpt:ForSequenceClassification"])
+def test_tied_weights_are_one_tensor_before_and_after_loading(case, tmp_path):
+    model, inputs, labels, _ = make_case(case)
+    assert model._tied_weights_keys  # a {target: source} dict, as transformers v5 wants
+    for target, source in model._tied_weights_keys.items():
+        assert model.get_parameter(target) is model.get_parameter(source)
+    model.save_pretrained(tmp_path)
+    loaded = type(model).from_pretrained(tmp_path)
+    for target, source in loaded._tied_weights_keys.items():
+        assert loaded.get_parameter(target) is loaded.get_parameter(source)
+
+
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "gpt:ForCausalLM"])
+def test_untied_weights_stay_separate_through_save_and_load(case, tmp_path):
+    family, head = case.split(":")
+    config = bert_config(tie_word_embeddings=False) if family == "bert" else gpt_config(tie_word_embeddings=False)
+    model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}{head}")(config)
+    assert model.get_output_embeddings().weight is not model.get_input_embeddings().weight
+    with torch.no_grad():
+        model.get_output_embeddings().weight.add_(1.0)
+    model.save_pretrained(tmp_path)
+    loaded = type(model).from_pretrained(tmp_path)
+    assert loaded.get_output_embeddings().weight is not loaded.get_input_embeddings().weight
+    torch.testing.assert_close(loaded.get_output_embeddings().weight, model.get_output_embeddings().weight)
+    torch.testing.assert_close(loaded.get_input_embeddings().weight, model.get_input_embeddings().weight)
+
+
+# --------------------------------------------------------------------------- training
+
+
+@pytest.mark.parametrize("case", TRAINABLE)
+def test_training_gives_every_weight_a_gradient(case):
+    model, inputs, labels, _ = make_case(case)
+    model.train()
+    loss = model(**inputs, **labels).loss
+    assert torch.isfinite(loss)
+    loss.backward()
+    without = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
+    assert not without
+
+
+# transformers 5.24 renamed gradient_checkpointing_* to activation_checkpointing_* (the old names warn there).
+NEW_NAMES = hasattr(PreTrainedModel, "activation_checkpointing_enable")
+
+
+def _enable_checkpointing(model, kwargs):
+    if NEW_NAMES:
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def _is_checkpointing(model):
+    return model.is_activation_checkpointing if NEW_NAMES else model.is_gradient_checkpointing
+
+
+def _disable_checkpointing(model):
+    model.activation_checkpointing_disable() if NEW_NAMES else model.gradient_checkpointing_disable()
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+@pytest.mark.parametrize("case", ["bert:ForPreTraining", "bert:ForSequenceClassification", "bert:ForCausalLM",
+                                  "gpt:ForCausalLM", "gpt:ForMultipleChoice"])
+def test_gradient_checkpointing_gives_the_same_gradients(case, reentrant):
+    reference, inputs, labels, _ = make_case(case)
+    model, *_ = make_case(case)
+    model.load_state_dict(reference.state_dict())
+    layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer)]
+    assert len(layers) == model.config.num_hidden_layers  # the transformer layers are transformers' class
+    assert model.supports_gradient_checkpointing and not _is_checkpointing(model)
+    _enable_checkpointing(model, {"use_reentrant": reentrant})
+    assert _is_checkpointing(model) and all(layer.gradient_checkpointing for layer in layers)
+    recomputed = []
+    for layer in layers:
+        inner = layer._gradient_checkpointing_func
+        layer._gradient_checkpointing_func = lambda *a, _inner=inner, **k: recomputed.append(1) or _inner(*a, **k)
+    for m in (reference, model):
+        m.train()
+        m(**inputs, **labels).loss.backward()
+    assert len(recomputed) == len(layers)  # every layer went through the checkpoint function
+    for (name, a), b in zip(reference.named_parameters(), model.parameters()):
+        torch.testing.assert_close(b.grad, a.grad, atol=1e-6, rtol=1e-5, msg=name)
+    _disable_checkpointing(model)
+    assert not _is_checkpointing(model) and not any(layer.gradient_checkpointing for layer in layers)
+
+
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "gpt:ForCausalLM"])
+def test_torch_compile_gives_the_same_loss_and_gradients(case):
+    reference, inputs, labels, _ = make_case(case)
+    model, *_ = make_case(case)
+    model.load_state_dict(reference.state_dict())
+    compiled = torch.compile(model, backend="aot_eager")  # graph capture + autograd tracing, no C++ build
+    for m in (reference, compiled):
+        m.train()
+        m(**inputs, **labels).loss.backward()
+    torch.testing.assert_close(compiled(**inputs, **labels).loss, reference(**inputs, **labels).loss)
+    for (name, a), b in zip(reference.named_parameters(), model.parameters()):
+        torch.testing.assert_close(b.grad, a.grad, atol=1e-6, rtol=1e-5, msg=name)
+
+
+# --------------------------------------------------------------------------- attention implementations
+
+
+def _count_sdpa(monkeypatch):
+    calls = []
+    fused = F.scaled_dot_product_attention
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return fused(*args, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", counting)
+    return calls
+
+
+@pytest.mark.parametrize("dtype, atol", [(torch.float32, 1e-5), (torch.bfloat16, 3e-2)])
+@pytest.mark.parametrize("case", ["bert:Model", "bert:ForCausalLM", "gpt:ForCausalLM", "gpt:ForSequenceClassification"])
+def test_eager_matches_sdpa_and_each_runs_its_own_path(case, dtype, atol, tmp_path, monkeypatch):
+    model, inputs, labels, _ = make_case(case)
+    model.save_pretrained(tmp_path)
+    eager = type(model).from_pretrained(tmp_path, attn_implementation="eager", dtype=dtype).eval()
+    sdpa = type(model).from_pretrained(tmp_path, attn_implementation="sdpa", dtype=dtype).eval()
+    default = type(model).from_pretrained(tmp_path).eval()
+    assert eager.config._attn_implementation == "eager"
+    assert sdpa.config._attn_implementation == "sdpa" == default.config._attn_implementation
+    calls = _count_sdpa(monkeypatch)
+    with torch.no_grad():
+        e = eager(**inputs, output_hidden_states=True)
+        assert not calls  # eager computes the attention itself
+        s = sdpa(**inputs, output_hidden_states=True)
+        assert len(calls) == model.config.num_hidden_layers  # sdpa runs the fused kernel, once per layer
+    assert e.get("attentions") is None and s.get("attentions") is None
+    assert_all_close(e, s, atol=atol)
+
+
+def test_set_attn_implementation_switches_the_path_at_once(monkeypatch):
+    model, inputs, _, _ = make_case("gpt:ForCausalLM")
+    model.eval()
+    calls = _count_sdpa(monkeypatch)
+    with torch.no_grad():
+        fused = model(**inputs).logits
+        assert len(calls) == 2
+        model.set_attn_implementation("eager")
+        assert model.config._attn_implementation == "eager"
+        by_hand = model(**inputs).logits
+        assert len(calls) == 2
+    torch.testing.assert_close(by_hand, fused, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("implementation", ["flash_attention_2", "flex_attention"])
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_unsupported_attention_implementations_are_refused(family, implementation):
+    cls = hf_lineage.LineageBertModel if family == "bert" else hf_lineage.LineageGPTModel
+    config = bert_config() if family == "bert" else gpt_config()
+    with pytest.raises((ValueError, ImportError), match="not support|requires|install"):
+        cls._from_config(config, attn_implementation=implementation)
+
+
+def test_an_unknown_implementation_in_the_config_is_refused_by_name():
+    model, inputs, _, _ = make_case("bert:Model")
+    model.config._attn_implementation_internal = "my_kernel"  # as if set behind transformers' back
+    with pytest.raises(ValueError, match="'sdpa'.*'eager'.*my_kernel"):
+        model(**inputs)
+
+
+# --------------------------------------------------------------------------- losses and logits as transformers has them
+
+
+@pytest.mark.parametrize("case", ["bert:ForCausalLM", "gpt:ForCausalLM"])
+def test_causal_lm_honours_shift_labels(case):
+    model, inputs, labels, _ = make_case(case)
+    model.eval()
+    shifted = F.pad(labels["labels"][:, 1:], (0, 1), value=-100)
+    with torch.no_grad():
+        from_labels = model(**inputs, **labels)
+        from_shifted = model(**inputs, shift_labels=shifted)
+        both = model(**inputs, **labels, shift_labels=shifted)
+        # Unshifted "shift_labels" ask for predicting each token from itself: a different loss, computed as given.
+        unshifted = model(**inputs, shift_labels=labels["labels"])
+    torch.testing.assert_close(from_shifted.loss, from_labels.loss)
+    torch.testing.assert_close(both.loss, from_labels.loss)
+    expected = F.cross_entropy(unshifted.logits.reshape(-1, V), labels["labels"].reshape(-1))
+    torch.testing.assert_close(unshifted.loss, expected)
+    assert not torch.allclose(unshifted.loss, from_labels.loss)
+
+
+def other_causal_lm(family):
+    """(model, inputs) for the other causal-LM families: NNLM, ELMo's forward LM, word2vec's LSTM LM."""
+    torch.manual_seed(0)
+    ids = torch.randint(4, 17, (2, 7), generator=torch.Generator().manual_seed(2))
+    if family == "nnlm":
+        return hf_lineage.LineageNNLMForCausalLM(hf_lineage.LineageNNLMConfig.from_named("tiny", vocab_size=17)), \
+            dict(input_ids=ids)
+    if family == "word2vec":
+        config = hf_lineage.LineageWord2VecConfig.from_named("tiny", vocab_size=17)
+        from hf_lineage.models.modeling_lineage_word2vec import LineageWord2VecForCausalLM
+
+        return LineageWord2VecForCausalLM(config), dict(input_ids=ids)
+    from hf_lineage import LineageElmoTokenizer
+
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "river", "bank", "money"]
+    tokenizer = LineageElmoTokenizer(vocab=["<pad>", "<UNK>", "<S>", "</S>", *words])
+    config = hf_lineage.LineageElmoConfig.from_named("tiny", vocab_size=len(tokenizer), dropout=0.0,
+                                                     scalar_mix_dropout=0.0)
+    inputs = tokenizer(["the cat sat on the mat", "a dog ran to the bank"], return_tensors="pt")
+    return hf_lineage.LineageElmoForCausalLM(config), dict(inputs)
+
+
+@pytest.mark.parametrize("family", ["nnlm", "elmo", "word2vec"])
+def test_other_causal_lms_honour_shift_labels(family):
+    model, inputs = other_causal_lm(family)
+    model.eval()
+    labels = inputs["input_ids"].clone()
+    labels[:, :2] = -100
+    shifted = F.pad(labels[:, 1:], (0, 1), value=-100)
+    with torch.no_grad():
+        from_labels = model(**inputs, labels=labels).loss
+        from_shifted = model(**inputs, shift_labels=shifted).loss
+        # shift_labels are used as given: unshifted ones ask each position for its own token, a different loss
+        unshifted = model(**inputs, shift_labels=labels).loss
+    torch.testing.assert_close(from_shifted, from_labels)
+    assert not torch.allclose(unshifted, from_labels)
+
+
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "bert:ForPreTraining"])
+def test_masked_lm_logits_have_transformers_shape_with_labels(case):
+    model, inputs, labels, _ = make_case(case)
+    model.eval()
+    with torch.no_grad():
+        with_labels = model(**inputs, **labels)
+        without = model(**inputs)
+    name = "logits" if case.endswith("MaskedLM") else "prediction_logits"
+    assert with_labels[name].shape == without[name].shape == (B, T, V)
+    torch.testing.assert_close(with_labels[name], without[name])
+    mlm = labels["labels"]
+    expected = F.cross_entropy(without[name][mlm != -100], mlm[mlm != -100])
+    torch.testing.assert_close(with_labels.get("mlm_loss", with_labels.loss), expected)
+
+
+def test_trainer_compute_metrics_sees_per_position_mlm_logits(tmp_path):
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    model, inputs, labels, _ = make_case("bert:ForMaskedLM")
+    rows = [{k: v[i] for k, v in {**inputs, **labels}.items()} for i in range(B)]
+    seen = {}
+
+    def compute_metrics(prediction):
+        seen["shape"] = prediction.predictions.shape
+        predicted = prediction.predictions.argmax(-1)
+        masked = prediction.label_ids != -100
+        return {"accuracy": float((predicted[masked] == prediction.label_ids[masked]).mean())}
+
+    args = TrainingArguments(output_dir=str(tmp_path), per_device_eval_batch_size=2, report_to=[], use_cpu=True)
+    trainer = Trainer(model=model, args=args, eval_dataset=Dataset.from_list(rows).with_format("torch"),
+                      compute_metrics=compute_metrics)
+    metrics = trainer.evaluate()
+    assert seen["shape"] == (B, T, V)
+    assert 0.0 <= metrics["eval_accuracy"] <= 1.0 and "eval_loss" in metrics
+
+
+# --------------------------------------------------------------------------- generation (causal models)
+
+
+def causal_model(family):
+    config = (bert_config(is_decoder=True, bos_token_id=1, eos_token_id=2) if family == "bert"
+              else gpt_config(bos_token_id=1, eos_token_id=2))
+    cls = hf_lineage.LineageBertForCausalLM if family == "bert" else hf_lineage.LineageGPTForCausalLM
+    torch.manual_seed(0)
+    return cls(config).eval()
+
+
+def left_padded_prompt():
+    input_ids = torch.randint(5, V, (2, 5), generator=torch.Generator().manual_seed(1))
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, :2] = 0
+    return input_ids.masked_fill(attention_mask == 0, 0), attention_mask
+
+
+GENERATE = dict(max_new_tokens=6, min_new_tokens=6, pad_token_id=0)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+@pytest.mark.parametrize("mode", [dict(do_sample=False), dict(do_sample=False, num_beams=3, num_return_sequences=2)])
+def test_generate_with_and_without_cache_agree(family, mode):
+    model = causal_model(family)
+    input_ids = torch.randint(5, V, (2, 5), generator=torch.Generator().manual_seed(1))
+    with_cache = model.generate(input_ids, **GENERATE, **mode)
+    without = model.generate(input_ids, **GENERATE, **mode, use_cache=False)
+    assert with_cache.shape == (2 * mode.get("num_return_sequences", 1), 11)
+    torch.testing.assert_close(with_cache, without)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_sampling_is_reproducible_under_a_seed(family):
+    model = causal_model(family)
+    input_ids, attention_mask = left_padded_prompt()
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        runs.append(model.generate(input_ids, attention_mask=attention_mask, do_sample=True, top_k=20, **GENERATE))
+    torch.testing.assert_close(runs[0], runs[1])
+    assert runs[0].shape == (2, 11)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_left_padding_does_not_change_the_next_token_distribution(family):
+    model = causal_model(family)
+    input_ids, attention_mask = left_padded_prompt()
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        alone = model(input_ids=input_ids[1:, 2:]).logits[:, -1]
+        padded = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits[1:, -1]
+    torch.testing.assert_close(padded, alone, atol=1e-5, rtol=0)
+    if family == "gpt":  # GPT counts positions from each row's first real token by itself
+        with torch.no_grad():
+            implicit = model(input_ids=input_ids, attention_mask=attention_mask).logits[1:, -1]
+        torch.testing.assert_close(implicit, alone, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_generation_continues_from_a_returned_cache(family):
+    model = causal_model(family)
+    input_ids = torch.randint(5, V, (2, 5), generator=torch.Generator().manual_seed(1))
+    at_once = model.generate(input_ids, **{**GENERATE, "max_new_tokens": 8, "min_new_tokens": 8})
+    first = model.generate(input_ids, **{**GENERATE, "max_new_tokens": 4, "min_new_tokens": 4},
+                           return_dict_in_generate=True)
+    cache = first.get("cache", first.get("past_key_values"))
+    assert cache is not None and cache.get_seq_length() == 8  # prompt + 4, less the last token not yet fed
+    key = cache.layers[0].keys
+    assert key.shape == (2, model.config.num_attention_heads, 8, model.config.hidden_size // model.config.num_attention_heads)
+    name = "cache" if "cache" in first else "past_key_values"
+    rest = model.generate(first.sequences, **{**GENERATE, "max_new_tokens": 4, "min_new_tokens": 4}, **{name: cache})
+    torch.testing.assert_close(rest, at_once)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_return_dict_in_generate_gives_per_step_outputs(family):
+    model = causal_model(family)
+    input_ids, attention_mask = left_padded_prompt()
+    config = model.config
+    out = model.generate(input_ids, attention_mask=attention_mask, **GENERATE, return_dict_in_generate=True,
+                         output_scores=True, output_logits=True, output_attentions=True, output_hidden_states=True)
+    assert out.sequences.shape == (2, 11)
+    assert len(out.scores) == len(out.logits) == len(out.attentions) == len(out.hidden_states) == 6
+    for step, (attentions, hidden_states) in enumerate(zip(out.attentions, out.hidden_states)):
+        queries = 5 if step == 0 else 1  # the prompt, then one new token at a time over the cache
+        assert len(attentions) == config.num_hidden_layers and len(hidden_states) == config.num_hidden_layers + 1
+        assert attentions[0].shape == (2, config.num_attention_heads, queries, 5 + step)
+        assert hidden_states[-1].shape == (2, queries, config.hidden_size)
+    for scores, logits in zip(out.scores, out.logits):
+        assert scores.shape == logits.shape == (2, V)
+    # Greedy: every generated token is the argmax of that step's scores.
+    torch.testing.assert_close(torch.stack([s.argmax(-1) for s in out.scores], 1), out.sequences[:, 5:])
