@@ -30,7 +30,7 @@ from hf_lineage.data import (
 )
 from hf_lineage.models import modeling_lineage_gpt
 
-from conftest import CORPUS, SHARED_DATA, enable_activation_checkpointing, run_without_hf_lineage
+from conftest import CORPUS, REPO, enable_activation_checkpointing, run_without_hf_lineage
 
 V = 99
 NO_DROPOUT = dict(hidden_dropout_prob=0.0, embedding_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -677,9 +677,9 @@ print(type(AutoModelForMultipleChoice.from_pretrained(path, trust_remote_code=Tr
 @pytest.fixture(scope="module")
 def wikitext(tmp_path_factory):
     root = tmp_path_factory.mktemp("wikitext")
-    source = SHARED_DATA / "wikitext-2"
-    (root / "train.txt").write_text((source / "wiki.train.tokens").read_text(encoding="utf-8")[:60_000])
-    (root / "valid.txt").write_text((source / "wiki.valid.tokens").read_text(encoding="utf-8")[:15_000])
+    source = REPO / "hf_lineage" / "lineage" / "samples"  # the start of WikiText-2's train and valid files
+    (root / "train.txt").write_text((source / "corpus.train.txt").read_text(encoding="utf-8")[:60_000])
+    (root / "valid.txt").write_text((source / "corpus.validation.txt").read_text(encoding="utf-8")[:15_000])
     return root
 
 

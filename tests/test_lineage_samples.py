@@ -27,7 +27,9 @@ GENRES = ["answers", "email", "newsgroup", "reviews", "weblog"]
 FAMILY_FRIENDLY = ["no", "not mentioned", "yes"]
 SIZES = {  # task file prefix -> examples in train, validation
     "labeling": (4000, 1000), "classification": (4000, 1200), "pairs": (4000, 1200)}
-needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
+# These compare the samples with the source files they were cut from, which only ../shared/data has.
+needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(),
+                                reason="compares the samples with their sources in ../shared/data, not present")
 
 TASK_COLUMNS = {
     "sequence_labeling": ["tokens", "tags"],

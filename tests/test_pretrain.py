@@ -13,19 +13,21 @@ from transformers import AutoModelForPreTraining, AutoTokenizer
 
 from hf_lineage.pretrain import PretrainError, main, parse_set
 
-from conftest import SHARED_DATA
+from conftest import REPO
 
-WIKITEXT = SHARED_DATA / "wikitext-2"
+# The embedded WikiText-2 sample: the first articles of wiki.train.tokens / wiki.valid.tokens, byte for byte.
+SAMPLES = REPO / "hf_lineage" / "lineage" / "samples"
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """The first articles of WikiText-2 (train) and of its validation split, and a WordPiece tokenizer trained once
-    for all the runs (training it again in each would give the same tokenizer, only slower)."""
+    """The first articles of WikiText-2 (train) and of its validation split, from the package's embedded sample, and a
+    WordPiece tokenizer trained once for all the runs (training it again in each gives the same tokenizer, only
+    slower: see the reproducibility test below)."""
     root = tmp_path_factory.mktemp("corpus")
     train, valid = root / "train.txt", root / "valid.txt"
-    train.write_text((WIKITEXT / "wiki.train.tokens").read_text(encoding="utf-8")[:60_000], encoding="utf-8")
-    valid.write_text((WIKITEXT / "wiki.valid.tokens").read_text(encoding="utf-8")[:15_000], encoding="utf-8")
+    train.write_text((SAMPLES / "corpus.train.txt").read_text(encoding="utf-8")[:60_000], encoding="utf-8")
+    valid.write_text((SAMPLES / "corpus.validation.txt").read_text(encoding="utf-8")[:15_000], encoding="utf-8")
     from hf_lineage.tokenization import train_wordpiece_tokenizer
 
     tokenizer = train_wordpiece_tokenizer(files=[str(train)], vocab_size=600)
@@ -78,6 +80,32 @@ def test_end_to_end_run_writes_a_loadable_model_with_card_logs_and_checkpoints(c
     assert "## Pre-training" in (out / "README.md").read_text()
     assert any(p.name.startswith("events.out.tfevents") for p in (out / "logs").rglob("*"))
     assert "auto_map" in json.loads((out / "config.json").read_text())
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_the_same_command_twice_writes_the_same_tokenizer_and_model(family, corpus, tmp_path):
+    """`hf-lineage pretrain` trains its tokenizer on the training text: two processes with different hash seeds
+    and thread counts write the same tokenizer.json, byte for byte, hence the same model. (`tokenizers`' own
+    WordPiece trainer gives a different vocabulary in each process on this corpus, huggingface/tokenizers#1794;
+    `hf_lineage.tokenization` pins it.)"""
+    outputs = [tmp_path / "first", tmp_path / "second"]
+    runs = []
+    for seed, threads, out in zip(("1", "2"), ("1", "2"), outputs):
+        command = [sys.executable, "-m", "hf_lineage.cli", "pretrain", family, "--train-file", corpus["train"],
+                   "--output-dir", str(out), "--vocab-size", "500", "--max-steps", "2", "--per-device-batch-size",
+                   "4", "--max-seq-length", "64", "--set", "num_hidden_layers=1", "--report-to", "none",
+                   "--seed", "0"]
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": seed,
+               "RAYON_NUM_THREADS": threads, "TOKENIZERS_PARALLELISM": "true"}
+        runs.append(subprocess.run(command, env=env, capture_output=True, text=True, timeout=600))
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = outputs
+    assert len(json.loads((first / "tokenizer.json").read_text())["model"]["vocab"]) > 300  # a real vocabulary
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    a, b = weights(first), weights(second)
+    assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
 
 
 def test_sigkill_and_resume_is_bit_identical_to_an_uninterrupted_run(corpus, tmp_path):

@@ -1,4 +1,5 @@
-"""Task data readers (hf_lineage.data.readers) on the real files, their errors, and the offline metric modules."""
+"""Task data readers (hf_lineage.data.readers) on the shipped fixtures and, where ../shared/data is present, on the
+real files; their errors; and the offline metric modules."""
 
 import os
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import REPO, SHARED_DATA
 from hf_lineage import metrics
 from hf_lineage.data.readers import (
     DataFormatError,
@@ -17,9 +18,14 @@ from hf_lineage.data.readers import (
     read_glue_tsv,
     read_parallel_text,
     read_table,
+    read_trec,
+    sniff_format,
 )
 
-needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data not present")
+FIXTURES = REPO / "tests" / "fixtures" / "task_data"
+
+needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="checks the full real files in ../shared/data, not "
+                                "present; the formats themselves are tested on tests/fixtures")
 
 
 def test_iob1_to_iob2_starts_every_chunk_with_b():
@@ -42,6 +48,51 @@ def test_real_files_have_their_documented_counts():
     assert len(read_parallel_text(SHARED_DATA / "multi30k" / "val.de", SHARED_DATA / "multi30k" / "val.en")) == 1014
     e2e = read_e2e_csv(SHARED_DATA / "e2e_nlg" / "devset.csv")
     assert e2e[0]["source"].startswith("name[Alimentum]")
+
+
+@needs_data
+def test_real_files_of_other_names_are_recognised_by_content(tmp_path):
+    # TREC as distributed (TREC.train is train_5500.label; one Latin-1 byte on line 66).
+    trec = SHARED_DATA / "trec" / "TREC.train"
+    assert sniff_format(trec) == "trec"
+    coarse, fine = read_trec(trec), read_trec(trec, labels="fine")
+    assert len(coarse) == 5452 and len(set(coarse["label"])) == 6 and len(set(fine["label"])) == 50
+    assert fine[0] == {"sentence": "How did serfdom develop in and then leave Russia ?", "label": "DESC:manner"}
+    assert "sister\xf0city" in coarse[65]["sentence"]
+    assert sniff_format(SHARED_DATA / "conll2003" / "eng.testa") == "conll2003"
+    assert sniff_format(SHARED_DATA / "ud_english_ewt" / "en_ewt-ud-dev.conllu") == "conllu"
+    assert sniff_format(SHARED_DATA / "multi30k" / "val.de") is None
+
+
+def test_trec_reader_coarse_and_fine_labels(tmp_path):
+    train = read_trec(FIXTURES / "trec" / "train.label")
+    assert train[0] == {"sentence": "How do bees make honey ?", "label": "DESC"}
+    assert set(train["label"]) == {"ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"}
+    fine = read_trec(FIXTURES / "trec" / "train.label", labels="fine")
+    assert fine[0]["label"] == "DESC:manner" and len(set(fine["label"])) == 22
+    latin1 = tmp_path / "q.label"  # the original training file has one byte that is not UTF-8
+    latin1.write_bytes(b"LOC:city Which city is a sister\xf0city of Rome ?\n")
+    assert read_trec(latin1)[0]["sentence"] == "Which city is a sister\xf0city of Rome ?"
+    bad = tmp_path / "bad.label"
+    bad.write_text("DESC:def What is a comet ?\nno label here\n")
+    with pytest.raises(DataFormatError, match=r"bad.label:2: a TREC line is 'COARSE:fine question'"):
+        read_trec(bad)
+    with pytest.raises(ValueError, match="TREC labels must be one of"):
+        read_trec(FIXTURES / "trec" / "train.label", labels="medium")
+
+
+def test_formats_are_recognised_by_content(tmp_path):
+    assert sniff_format(FIXTURES / "conll2003" / "train.txt") == "conll2003"  # -DOCSTART- first
+    no_docstart = tmp_path / "ner.txt"
+    no_docstart.write_text("EU NNP I-NP I-ORG\nrejects VBZ I-VP O\n\nPeter NNP I-NP I-PER\n")
+    assert sniff_format(no_docstart) == "conll2003"
+    conllu = tmp_path / "ud.txt"
+    conllu.write_text("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_\n2\tthere\tthere\tADV\tRB\t_\t1\tadvmod\t1:advmod\t_\n")
+    assert sniff_format(conllu) == "conllu"
+    assert sniff_format(FIXTURES / "trec" / "test.label") == "trec"
+    for text in ("The cat sat.\nThe dog ran.\n", "a b c\nd e\n", "word NN\nother VB\n", ""):
+        (tmp_path / "other.txt").write_text(text)
+        assert sniff_format(tmp_path / "other.txt") is None, text
 
 
 def test_conll_line_with_wrong_columns_names_file_and_line(tmp_path):

@@ -1,5 +1,7 @@
 """The fine-tuning recipes end to end: every task type × every family (20 cells) on a tiny model and a few dozen
-real examples from ../shared/data, plus --freeze_base, decoder-only generation, bad input and the script entry.
+examples in the formats people download (``tests/task_data.py``: hand-written CoNLL-2003 and TREC files and the
+package's embedded samples, so nothing here needs ../shared/data), plus --freeze_base, decoder-only generation, bad
+input and the script entry.
 
 Each cell asserts the metric is computed (present, a number in range), the model is saved and reloads with the task's
 Auto class, the predictions file is written and the model card names the base model and the data. A family whose
@@ -17,14 +19,13 @@ import transformers
 from transformers import AutoConfig, AutoTokenizer
 
 import hf_lineage
-from hf_lineage.data.readers import read_conll2003
+from hf_lineage.data.readers import read_conll2003, read_conllu
 from hf_lineage.registry import FAMILIES
 from hf_lineage.tasks import classification, generation, labeling
 from hf_lineage.tasks.common import run_cli
 
-from conftest import REPO, SHARED_DATA
-
-pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not available")
+from conftest import REPO
+from task_data import build_task_data
 
 ALL_FAMILIES = ("bert", "gpt", "nnlm", "word2vec", "elmo")
 TASKS = ("sequence_labeling", "classification", "sentence_pairs", "generation")
@@ -62,31 +63,12 @@ def _write(path, lines):
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    """A few dozen examples of each task's real data, in the files' own formats."""
-    root = tmp_path_factory.mktemp("task-data")
-    files = {}
-    train = _conll_sentences(SHARED_DATA / "conll2003" / "eng.train")[:40]
-    tags = {line.split()[-1] for sentence in train for line in sentence}
-    # Validation sentences whose tags the 40 training sentences cover (an unseen tag is an error, tested below).
-    valid = [s for s in _conll_sentences(SHARED_DATA / "conll2003" / "eng.testa")
-             if {line.split()[-1] for line in s} <= tags][:16]
-    files["conll_train"] = _write(root / "eng.train", [line for s in train for line in s + [""]])
-    files["conll_valid"] = _write(root / "eng.testa", [line for s in valid for line in s + [""]])
-    for name, source, n_train, n_valid in (("sst2", "glue_sst2", 40, 16), ("mrpc", "glue_mrpc", 40, 16)):
-        folder = root / name
-        folder.mkdir()
-        files[f"{name}_train"] = _write(folder / "train.tsv", _lines(SHARED_DATA / source / "train.tsv", n_train + 1))
-        files[f"{name}_valid"] = _write(folder / "dev.tsv", _lines(SHARED_DATA / source / "dev.tsv", n_valid + 1))
-    files["sst2_test_unlabelled"] = _write(root / "sst2" / "test.tsv",
-                                           _lines(SHARED_DATA / "glue_sst2" / "test.tsv", 9))
-    for lang in ("de", "en"):
-        _write(root / f"train.{lang}", _lines(SHARED_DATA / "multi30k" / f"train.{lang}", 32))
-        _write(root / f"val.{lang}", _lines(SHARED_DATA / "multi30k" / f"val.{lang}", 8))
-    files["multi30k_train"], files["multi30k_valid"] = str(root / "train"), str(root / "val")
-    # E2E: the first 40 rows of the development set (several references per meaning representation).
-    files["e2e_train"] = _write(root / "e2e_train.csv", _lines(SHARED_DATA / "e2e_nlg" / "devset.csv", 41))
-    files["e2e_valid"] = _write(root / "e2e_valid.csv", _lines(SHARED_DATA / "e2e_nlg" / "testset_w_refs.csv", 13))
-    files["conllu"] = str(SHARED_DATA / "ud_english_ewt" / "en_ewt-ud-dev.conllu")
+    """A few dozen examples of each task, in the files' own formats: CoNLL-2003 as ``train.txt`` (recognised by
+    content), GLUE TSV, TREC, E2E CSV, parallel text (``PREFIX.mr``/``PREFIX.en``), CoNLL-U."""
+    files = build_task_data(tmp_path_factory.mktemp("task-data"))
+    # The validation tags are among the training ones (an unseen tag is an error, tested below).
+    tags = {line.split()[-1] for sentence in _conll_sentences(files["conll_train"]) for line in sentence}
+    assert {line.split()[-1] for sentence in _conll_sentences(files["conll_valid"]) for line in sentence} <= tags
     return files
 
 
@@ -94,8 +76,8 @@ def _corpus(data):
     """Every word of the tiny task data, to train throwaway tokenizers on."""
     texts = []
     for key, path in data.items():
-        if key.startswith(("multi30k",)):
-            for lang in ("de", "en"):
+        if key.startswith("parallel_"):
+            for lang in ("mr", "en"):
                 texts += _lines(f"{path}.{lang}")
         elif key.startswith("conll_"):
             texts += [line.split()[0] for line in _lines(path) if line.strip()]
@@ -244,13 +226,13 @@ def test_generation(family, checkpoints, data, tmp_path):
     auto_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM
     base = _checkpoint(checkpoints, family, auto_class)
     out = str(tmp_path / "gen")
-    # GPT on E2E (CSV, several references per input), the others on Multi30k (parallel text files).
+    # GPT on E2E (CSV, several references per input), the others on parallel text files (PREFIX.mr / PREFIX.en).
     if family == "gpt":
         files = ["--train_file", data["e2e_train"], "--validation_file", data["e2e_valid"],
                  "--test_file", data["e2e_valid"]]
     else:
-        files = ["--train_file", data["multi30k_train"], "--validation_file", data["multi30k_valid"],
-                 "--test_file", data["multi30k_valid"], "--source_lang", "de", "--target_lang", "en"]
+        files = ["--train_file", data["parallel_train"], "--validation_file", data["parallel_valid"],
+                 "--test_file", data["parallel_valid"], "--source_lang", "mr", "--target_lang", "en"]
     results = generation.main(["--model_name_or_path", base, *files, "--output_dir", out, "--predict_with_generate",
                                "--max_target_length", "12", *COMMON])
     assert results == _read_results(out)
@@ -289,8 +271,8 @@ def test_bert_encoder_with_a_gpt_decoder(checkpoints, data, tmp_path):
         pytest.skip("bert and gpt needed")
     out = str(tmp_path / "bert2gpt")
     results = generation.main(["--model_name_or_path", checkpoints["bert"], "--decoder_model_name_or_path",
-                               checkpoints["gpt"], "--train_file", data["multi30k_train"], "--validation_file",
-                               data["multi30k_valid"], "--source_lang", "de", "--target_lang", "en",
+                               checkpoints["gpt"], "--train_file", data["parallel_train"], "--validation_file",
+                               data["parallel_valid"], "--source_lang", "mr", "--target_lang", "en",
                                "--predict_with_generate", "--max_target_length", "8", "--output_dir", out,
                                *[a for a in COMMON if a != "--do_predict"]])
     assert 0.0 <= results["eval_bleu"] <= 100.0
@@ -357,6 +339,23 @@ def test_pos_tagging_on_conllu_uses_accuracy(checkpoints, data, tmp_path):
     assert 0.0 <= results["eval_accuracy"] <= 1.0 and "eval_f1" not in results
     labels = set(AutoConfig.from_pretrained(out).label2id)
     assert {"NOUN", "VERB", "PUNCT"} <= labels
+
+
+@pytest.mark.parametrize("granularity", ["coarse", "fine"])
+def test_question_classification_on_trec_files(granularity, checkpoints, data, tmp_path):
+    """TREC as distributed (``COARSE:fine question`` lines, ``*.label``): coarse classes (TREC-6) or the whole
+    ``COARSE:fine`` label (TREC-50)."""
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "trec")
+    results = classification.main(["--model_name_or_path", base, "--train_file", data["trec_train"],
+                                   "--validation_file", data["trec_test"], "--trec_labels", granularity,
+                                   "--output_dir", out, *[a for a in COMMON if a != "--do_predict"]])
+    assert 0.0 <= results["eval_accuracy"] <= 1.0 and results["eval_samples"] == 12
+    labels = set(AutoConfig.from_pretrained(out).label2id)
+    if granularity == "coarse":
+        assert labels == {"ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"}
+    else:
+        assert len(labels) == 22 and {"DESC:manner", "ENTY:other", "LOC:other"} <= labels
 
 
 def test_unlabelled_test_file_gets_predictions_without_scores(checkpoints, data, tmp_path):
@@ -502,6 +501,42 @@ def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
     data_args = common.DataTrainingArguments(dataset_name="wmt", source_lang="de", target_lang="en")
     splits = common.load_splits("generation", data_args, args)
     assert splits["train"].dataset[0] == {"source": "Ein Hund", "target": "A dog"}
+
+
+def test_max_eval_samples_counts_distinct_generation_inputs(data):
+    """E2E has one row per reference: --max_eval_samples N keeps the first N meaning representations with all their
+    references (scoring is per input), --max_train_samples N the first N rows (each row is a training pair)."""
+    from hf_lineage.tasks import common
+
+    sources = common.read_data_file(data["e2e_valid"], "generation", common.DataTrainingArguments())["source"]
+    first_two = list(dict.fromkeys(sources))[:2]
+    expected_rows = sum(s in first_two for s in sources)
+    assert expected_rows > 2  # the fixture has several references for these MRs
+    args = transformers.TrainingArguments("unused", do_train=True, do_eval=True, do_predict=True)
+    data_args = common.DataTrainingArguments(train_file=data["e2e_train"], validation_file=data["e2e_valid"],
+                                             test_file=data["e2e_valid"], max_train_samples=2, max_eval_samples=2,
+                                             max_predict_samples=1)
+    splits = common.load_splits("generation", data_args, args)
+    assert len(splits["train"].dataset) == 2
+    assert len(splits["validation"].dataset) == expected_rows
+    assert list(dict.fromkeys(splits["validation"].dataset["source"])) == first_two
+    assert set(splits["test"].dataset["source"]) == {first_two[0]}
+    assert len(splits["test"].dataset) == sources.count(first_two[0])
+
+
+def test_files_of_unknown_name_are_read_by_content(data, tmp_path):
+    """CoNLL-2003 is distributed as train.txt, TREC as train_5500.label: their first lines say what they are."""
+    from hf_lineage.tasks import common
+
+    args = common.DataTrainingArguments()
+    conllu = tmp_path / "ud.txt"
+    conllu.write_text(open(data["conllu"], encoding="utf-8").read(), encoding="utf-8")
+    assert common.read_data_file(str(conllu), "sequence_labeling", args)[:] == read_conllu(data["conllu"])[:]
+    ner = common.read_data_file(data["conll_train"], "sequence_labeling", args)
+    assert ner[0]["tags"][:3] == ["B-PER", "I-PER", "O"]  # the NER column, IOB1 converted to IOB2
+    prose = _write(tmp_path / "notes.txt", ["Just some text.", "Nothing tabular here."])
+    with pytest.raises(ValueError, match=r"notes.txt: unknown format '.txt', and the first lines are not CoNLL"):
+        common.read_data_file(prose, "sequence_labeling", args)
 
 
 def test_label_maps_come_from_the_training_data():

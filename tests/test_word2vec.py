@@ -30,12 +30,13 @@ from hf_lineage.data.word2vec import (
 from hf_lineage.fast.word2vec_cpu import draw_noise_words
 from hf_lineage.models import modeling_lineage_word2vec
 
-from conftest import SHARED_DATA
+from conftest import REPO
 
 gensim = pytest.importorskip("gensim")
 from gensim.models import Word2Vec  # noqa: E402
 
-WIKITEXT = SHARED_DATA / "wikitext-2" / "wiki.train.tokens"
+# The embedded WikiText-2 sample: wiki.train.tokens' first 598k words, byte for byte.
+WIKITEXT = REPO / "hf_lineage" / "lineage" / "samples" / "corpus.train.txt"
 # Zipf-like counts with ties, after the 4 specials (count 0: never trained).
 COUNTS = np.array([0, 0, 0, 0, 900, 400, 400, 250, 120, 120, 120, 60, 33, 20, 20, 9, 5, 5, 5, 2, 1])
 WORDS = [f"w{i}" for i in range(len(COUNTS))]
@@ -56,8 +57,6 @@ def gensim_vocab(counts=COUNTS, **kwargs):
 
 @pytest.fixture(scope="module")
 def wikitext_lines():
-    if not WIKITEXT.is_file():
-        pytest.skip("WikiText-2 not available")
     lines, words = [], 0
     with open(WIKITEXT, encoding="utf-8") as f:
         for line in f:

@@ -1,4 +1,4 @@
-"""Readers for the task data formats the recipes take: CoNLL-2003, CoNLL-U, GLUE TSV, parallel text, E2E CSV.
+"""Readers for the task data formats the recipes take: CoNLL-2003, CoNLL-U, GLUE TSV, TREC, parallel text, E2E CSV.
 
 Each returns a ``datasets.Dataset`` whose columns are the ones transformers' example scripts use — ``tokens`` and
 ``tags`` for sequence labeling, ``sentence`` or ``sentence1``/``sentence2`` and ``label`` for classification,
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 
 import datasets
@@ -161,6 +162,76 @@ def read_glue_tsv(path) -> datasets.Dataset:
             raise DataFormatError(path, number, f"{len(fields)} tab-separated fields, the header has {len(names)}")
         rows.append({keep[i]: fields[i] for i in keep})
     return _dataset(rows, path, "examples")
+
+
+# TREC question classification (Li & Roth 2002): ``COARSE:fine question words`` per line.
+TREC_LINE = re.compile(r"([A-Z]+):(\S+) (.*\S.*)")
+TREC_LABELS = ("coarse", "fine")
+
+
+def read_trec(path, labels: str = "coarse") -> datasets.Dataset:
+    """TREC question classification as distributed (``train_5500.label``, ``TREC_10.label``; one
+    ``COARSE:fine question`` per line, e.g. ``DESC:manner How did serfdom develop in and then leave Russia ?``) →
+    ``sentence``, ``label``: the coarse class (``DESC``, TREC-6) or, with ``labels="fine"``, the whole
+    ``DESC:manner`` (TREC-50; fine names such as ``other`` recur under several coarse classes).
+
+    The original training file is not valid UTF-8 (one Latin-1 byte), so a line that is not UTF-8 is read as
+    Latin-1."""
+    if labels not in TREC_LABELS:
+        raise ValueError(f"TREC labels must be one of {TREC_LABELS}, got {labels!r}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    rows = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("latin-1")
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            match = TREC_LINE.fullmatch(line)
+            if match is None:
+                raise DataFormatError(path, number, f"a TREC line is 'COARSE:fine question', e.g. 'DESC:manner How "
+                                                    f"did serfdom develop ?'; found {line!r}")
+            coarse, fine, question = match.groups()
+            rows.append({"sentence": question, "label": coarse if labels == "coarse" else f"{coarse}:{fine}"})
+    return _dataset(rows, path, "questions")
+
+
+def sniff_format(path, max_lines: int = 50) -> str | None:
+    """The format of a data file whose name does not say it, from its first lines: ``"conllu"``, ``"conll2003"``,
+    ``"trec"`` or None. CoNLL-2003 is usually distributed as ``train.txt``, TREC as ``train_5500.label``.
+
+    * CoNLL-U: ``# sent_id``/``# text`` comments or word lines of 10 tab-separated columns starting with an id;
+    * CoNLL-2003: a ``-DOCSTART-`` line, or lines of the same number (at least 2) of space-separated columns whose
+      last is an IOB tag (``O``, ``B-X``, ``I-X``) — so a POS-tagged file without NER needs ``.conll`` in its name;
+    * TREC: every line ``COARSE:fine question``.
+    """
+    lines = []
+    with open(path, "rb") as f:
+        for raw in f:
+            line = raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+            if line.strip():
+                lines.append(line)
+            if len(lines) >= max_lines:
+                break
+    if not lines:
+        return None
+    words = [line for line in lines if not line.startswith("#")]
+    if any(line.startswith(("# sent_id", "# text")) for line in lines) or (words and all(
+            len(line.split("\t")) == 10 and re.fullmatch(r"\d+([-.]\d+)?", line.split("\t")[0]) for line in words)):
+        return "conllu"
+    if all(TREC_LINE.fullmatch(line) for line in lines):
+        return "trec"
+    if lines[0].startswith("-DOCSTART-"):
+        return "conll2003"
+    widths = {len(line.split()) for line in lines}
+    if len(widths) == 1 and widths.pop() >= 2 and all(
+            re.fullmatch(r"O|[BIES]-\S+", line.split()[-1]) for line in lines):
+        return "conll2003"
+    return None
 
 
 # --- generation ---------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ argument dataclasses parsed by ``HfArgumentParser`` (``ModelArguments``, ``DataT
 ``TrainingArguments`` / ``Seq2SeqTrainingArguments``), data from the Hub (``--dataset_name``) or local files
 (``--train_file``/``--validation_file``/``--test_file``), a ``Trainer``.
 
-Local files: the format is chosen by the file name, then by its header.
+Local files: the format is chosen by the file name, then by its header, then by its first lines.
 
 ==========================================  ====================================================================
 file                                        read as
@@ -17,6 +17,9 @@ file                                        read as
 ``*.tsv`` with GLUE's header                GLUE TSV (SST-2, MRPC with its byte-order mark, RTE, ...)
 ``*.csv`` with ``mr`` and ``ref`` columns   E2E NLG (one row per reference)
 other ``*.csv``/``*.tsv``/``*.json(l)``     a table, read as transformers' examples read it
+any other name, by content                  CoNLL-U; CoNLL-2003 (``-DOCSTART-`` or IOB tags in the last column,
+                                            e.g. ``train.txt``); TREC (``COARSE:fine question`` lines,
+                                            ``train_5500.label``; ``--trec_labels coarse|fine``)
 ``PREFIX`` with ``--source_lang de``        parallel text ``PREFIX.de`` / ``PREFIX.en`` (Multi30k), as
 and ``--target_lang en``                    ``--train_file data/train --source_lang de --target_lang en``
 ==========================================  ====================================================================
@@ -57,6 +60,8 @@ from ..data.readers import (
     read_glue_tsv,
     read_parallel_text,
     read_table,
+    read_trec,
+    sniff_format,
 )
 
 logger = logging.getLogger(__name__)
@@ -140,6 +145,11 @@ class DataTrainingArguments:
         default=3, metadata={"help": "sequence labeling, CoNLL-2003 files: 3 = NER (default), 2 = chunk, 1 = POS."}
     )
     conllu_column: str = field(default="upos", metadata={"help": "sequence labeling, CoNLL-U files: tag column."})
+    trec_labels: str = field(
+        default="coarse",
+        metadata={"help": "classification, TREC files: 'coarse' (6 classes, e.g. DESC) or 'fine' (50, e.g. "
+                          "DESC:manner)."},
+    )
     metric: str = field(
         default="auto",
         metadata={"help": "sequence labeling: 'seqeval' (entity F1 over IOB tags), 'accuracy' (per token) or 'auto' "
@@ -156,13 +166,20 @@ class DataTrainingArguments:
         default=64, metadata={"help": "generation: longest output in tokens, for training and generation."}
     )
     max_train_samples: Optional[int] = field(default=None, metadata={"help": "Use the first N training examples."})
-    max_eval_samples: Optional[int] = field(default=None, metadata={"help": "Use the first N evaluation examples."})
-    max_predict_samples: Optional[int] = field(default=None, metadata={"help": "Use the first N test examples."})
+    max_eval_samples: Optional[int] = field(
+        default=None, metadata={"help": "Use the first N evaluation examples (generation: the first N distinct "
+                                        "inputs, each with all its references, e.g. N E2E meaning representations)."}
+    )
+    max_predict_samples: Optional[int] = field(
+        default=None, metadata={"help": "Use the first N test examples (generation: distinct inputs, likewise)."}
+    )
     preprocessing_num_workers: Optional[int] = field(default=None, metadata={"help": "Processes for tokenizing."})
 
     def __post_init__(self):
         if self.metric not in ("auto", "seqeval", "accuracy"):
             raise ValueError(f"--metric must be 'auto', 'seqeval' or 'accuracy', got {self.metric!r}")
+        if self.trec_labels not in ("coarse", "fine"):
+            raise ValueError(f"--trec_labels must be 'coarse' or 'fine', got {self.trec_labels!r}")
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"--pair_task must be 'entailment' or 'similarity', got {self.pair_task!r}")
         for name in ("max_seq_length", "max_source_length", "max_target_length"):
@@ -232,9 +249,18 @@ def read_data_file(path: str, task: str, data_args: DataTrainingArguments) -> da
             return read_e2e_csv(path)
     if suffix in (".tsv", ".csv", ".json", ".jsonl"):
         return read_table(path)
+    # Other names (CoNLL-2003 comes as train.txt, TREC as train_5500.label): the first lines say what it is.
+    sniffed = sniff_format(path)
+    if sniffed == "conllu":
+        return read_conllu(path, column=data_args.conllu_column)
+    if sniffed == "conll2003":
+        return read_conll2003(path, tag_column=data_args.conll_tag_column)
+    if sniffed == "trec":
+        return read_trec(path, labels=data_args.trec_labels)
     raise DataFormatError(
-        path, None, f"unknown format {suffix or name!r}: expected .conll/eng.* (CoNLL-2003), .conllu, .tsv (GLUE), "
-                    ".csv (E2E or a table), .json/.jsonl, or a parallel-text prefix with --source_lang/--target_lang")
+        path, None, f"unknown format {suffix or name!r}, and the first lines are not CoNLL-2003, CoNLL-U or TREC: "
+                    "expected .conll/eng.* (CoNLL-2003), .conllu, .tsv (GLUE), .csv (E2E or a table), .json/.jsonl, "
+                    "or a parallel-text prefix with --source_lang/--target_lang")
 
 
 # Column names each task reads, in order of preference, when no --*_column option names one.
@@ -351,7 +377,12 @@ def load_splits(task: str, data_args: DataTrainingArguments, training_args) -> d
         else:
             raise ValueError(f"{flag} needs {option} or --dataset_name")
         dataset = standardize(dataset, task, data_args, source)
-        if limits[split] is not None:
+        if limits[split] is not None and task == "generation" and split != "train":
+            # Generation is scored per distinct input against all its references (an E2E MR has several rows):
+            # keep every row of the first N inputs, not the first N rows.
+            kept = set(list(dict.fromkeys(dataset["source"]))[:limits[split]])
+            dataset = dataset.select([i for i, s in enumerate(dataset["source"]) if s in kept])
+        elif limits[split] is not None:
             dataset = dataset.select(range(min(limits[split], len(dataset))))
         if len(dataset) == 0:
             raise DataFormatError(source, None, "no examples")
