@@ -673,6 +673,14 @@ def test_stateful_model_continues_each_row_from_its_last_real_token_in_both_dire
         torch.testing.assert_close(model(**enc2).hidden_states[2], stateless(**enc2).hidden_states[2])
 
 
+def test_stateful_training_does_not_backpropagate_into_earlier_batches(tokenizer):
+    model = LineageElmoModel(tiny(stateful=True, freeze_bilm=False)).train()
+    for _ in range(2):  # the second backward would run into the first batch's freed graph without the detach
+        model(**batch(tokenizer)).elmo_representations[0].sum().backward()
+    assert not model.lstm_states["forward"][0].requires_grad
+    assert model.bilm.forward_layers[0].weight_hh_l0.grad.abs().sum() > 0
+
+
 def test_models_are_stateless_by_default_and_refuse_malformed_states(tokenizer):
     model = LineageElmoModel(tiny()).eval()
     enc = batch(tokenizer)

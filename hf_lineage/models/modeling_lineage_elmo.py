@@ -437,12 +437,11 @@ def check_lstm_state(config, state, batch_size, name):
     if state is None:
         return None
     L, P, C = config.num_lstm_layers, config.projection_size, config.lstm_cell_size
-    if (not isinstance(state, (tuple, list)) or len(state) != 2 or not all(torch.is_tensor(x) for x in state)
-            or tuple(state[0].shape) != (L, batch_size, P) or tuple(state[1].shape) != (L, batch_size, C)):
-        shapes = [tuple(x.shape) for x in state] if isinstance(state, (tuple, list)) and all(
-            torch.is_tensor(x) for x in state) else type(state).__name__
+    pair = isinstance(state, (tuple, list)) and len(state) == 2 and all(torch.is_tensor(x) for x in state)
+    got = [tuple(x.shape) for x in state] if pair else type(state).__name__
+    if got != [(L, batch_size, P), (L, batch_size, C)]:
         raise ValueError(f"{name} must be a tuple (h, c) with h (layers, batch, projection_size) = {(L, batch_size, P)}"
-                         f" and c (layers, batch, lstm_cell_size) = {(L, batch_size, C)}; got {shapes}")
+                         f" and c (layers, batch, lstm_cell_size) = {(L, batch_size, C)}; got {got}")
     return tuple(state)
 
 
@@ -451,10 +450,6 @@ def rows_of(state, batch_size):
     if state.shape[1] >= batch_size:
         return state[:, :batch_size]
     return torch.cat([state, state.new_zeros(state.shape[0], batch_size - state.shape[1], state.shape[2])], dim=1)
-
-
-def stored_device(states):
-    return next(iter(states.values()))[0].device
 
 
 class LineageElmoModel(LineageElmoPreTrainedModel):
@@ -499,24 +494,21 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
         if rows is None or self.lstm_states is None:
             self.lstm_states = None
             return
-        rows = torch.as_tensor(rows, dtype=torch.bool)
-        stored = next(iter(self.lstm_states.values()))[0].shape[1]
-        if rows.dim() != 1 or rows.numel() != stored:
-            raise ValueError(f"rows must be a (batch,) bool mask over the {stored} carried rows, got shape "
+        h = self.lstm_states["forward"][0]  # (L, rows carried, P)
+        rows = torch.as_tensor(rows, dtype=torch.bool, device=h.device)
+        if rows.dim() != 1 or rows.numel() != h.shape[1]:
+            raise ValueError(f"rows must be a (batch,) bool mask over the {h.shape[1]} carried rows, got shape "
                              f"{tuple(rows.shape)}")
-        keep = ~rows.to(stored_device(self.lstm_states))[None, :, None]
+        keep = ~rows[None, :, None]
         self.lstm_states = {d: (h * keep, c * keep) for d, (h, c) in self.lstm_states.items()}
 
     def carried_states(self, batch_size, like):
         """The stored states for a batch of ``batch_size`` rows (row b continues row b; rows no batch had yet
-        start from zeros), as ``like``'s dtype and device; None before the first batch."""
+        start from zeros), in ``like``'s dtype and on its device; (None, None) before the first batch."""
         if self.lstm_states is None:
             return None, None
-        states = []
-        for direction in ("forward", "backward"):
-            h, c = (rows_of(x, batch_size).to(like) for x in self.lstm_states[direction])
-            states.append((h, c))
-        return states
+        return [tuple(rows_of(x, batch_size).to(like) for x in self.lstm_states[direction])
+                for direction in ("forward", "backward")]
 
     def store_states(self, states):
         """Keep a batch's final states for the next one; rows beyond this batch keep what they had."""
@@ -565,7 +557,7 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
             forward_state = check_lstm_state(self.config, forward_state, mask.shape[0], "forward_state")
             backward_state = check_lstm_state(self.config, backward_state, mask.shape[0], "backward_state")
         elif self.config.stateful:
-            forward_state, backward_state = self.carried_states(mask.shape[0], self.bilm_dtype_device())
+            forward_state, backward_state = self.carried_states(mask.shape[0], like=next(self.bilm.parameters()))
         want_states = return_state or given or self.config.stateful
         with nullcontext() if self.bilm_trainable else torch.no_grad():
             token, outputs, states = self.bilm(input_ids, char_ids, mask, forward_state=forward_state,
@@ -577,11 +569,8 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
         layers += [torch.cat([f, b], dim=-1) * keep for f, b in zip(outputs["forward"], outputs["backward"])]
         return layers, mask, (states if want_states else None)
 
-    def bilm_dtype_device(self):
-        return next(self.bilm.parameters())  # .to(tensor) takes its dtype and device
-
-    def forward(self, input_ids=None, char_ids=None, attention_mask=None, forward_state=None, backward_state=None,
-                return_state=None, return_dict=None, **kwargs):
+    def forward(self, input_ids=None, char_ids=None, attention_mask=None, return_dict=None, forward_state=None,
+                backward_state=None, return_state=None, **kwargs):
         layers, mask, states = self.layers_and_states(input_ids, char_ids, attention_mask, forward_state,
                                                       backward_state, bool(return_state))
         mixes = tuple(self.dropout(mix(layers)) * mask[..., None] for mix in self.scalar_mixes)
