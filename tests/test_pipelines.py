@@ -153,6 +153,14 @@ def test_word_level_generation_keeps_the_space_between_prompt_and_continuation(n
     assert tokenizer.decode(tokenizer("the cat sat")["input_ids"]).split() == ["the", "cat", "sat"]
 
 
+@pytest.mark.parametrize("family", ["nnlm", "elmo"])
+def test_word_level_tokenizers_decode_each_word_with_its_space(family):
+    tokenizer = _word_tokenizer(family)
+    ids = tokenizer("the cat sat", add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(ids) == " the cat sat"
+    assert tokenizer.decode(ids[:2]) + tokenizer.decode(ids[2:]) == tokenizer.decode(ids)  # a continuation joins
+
+
 # --------------------------------------------------------------------------- what the engine saves
 
 

@@ -127,7 +127,9 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
         return self.ids_to_tokens[index] if 0 <= index < len(self.ids_to_tokens) else self.unk_token
 
     def convert_tokens_to_string(self, tokens):
-        return " ".join(tokens)
+        # Every word with the space before it: text-generation pipelines decode only the new words and append them
+        # to the prompt (as the package's word-level tokenizers for NNLM and word2vec decode).
+        return "".join(" " + token for token in tokens)
 
     def save_vocabulary(self, save_directory, filename_prefix=None):
         path = os.path.join(save_directory, (filename_prefix + "-" if filename_prefix else "") + "vocab.txt")
