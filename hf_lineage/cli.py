@@ -11,14 +11,32 @@ from . import __version__
 from .registry import FAMILIES
 
 
-def _families(args) -> int:
+def families_table(width: int = 100) -> str:
+    """The families as a table: columns as wide as their longest entry, each family's classes wrapped under it."""
+    import textwrap
+
     from .registry import family_classes
 
+    rows, classes = [("family", "model_type", "named sizes")], []
     for family in FAMILIES:
         config_class, modeling = family_classes(family)
-        sizes = ", ".join(config_class.named_sizes)
-        print(f"{family:10s} model_type={config_class.model_type:14s} sizes: {sizes}")
-        print(f"{'':10s} classes: {', '.join(dict.fromkeys(modeling.AUTO_CLASSES.values()))}")
+        rows.append((family, config_class.model_type, ", ".join(config_class.named_sizes)))
+        classes.append(", ".join(dict.fromkeys(modeling.AUTO_CLASSES.values())))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    indent = " " * (widths[0] + 2)
+    lines = []
+    for i, (family, model_type, sizes) in enumerate(rows):
+        lines.append(f"{family:{widths[0]}}  {model_type:{widths[1]}}  {sizes}".rstrip())
+        if i:
+            lines += textwrap.wrap(f"classes: {classes[i - 1]}", width, initial_indent=indent,
+                                   subsequent_indent=indent + "  ", break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _families(args) -> int:
+    import shutil
+
+    print(families_table(max(60, shutil.get_terminal_size().columns)))
     return 0
 
 
@@ -50,13 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
                                           description=pretrain.__doc__.split("\n")[0])
     pretrain.build_parser(pretrain_parser)
     pretrain_parser.set_defaults(func=lambda args: pretrain.run_namespace(vars(args)))
-    # The recipes parse their own (transformers-style) options: everything after the task goes to them.
+    # The recipes parse their own (transformers-style) options: everything after the task goes to them, --help
+    # included (`hf-lineage finetune TASK --help` lists the recipe's options; `hf-lineage finetune --help` this).
     finetune_parser = commands.add_parser(
-        "finetune", add_help=False, help="fine-tune for a task with the recipes (same options as recipes/<task>.py)",
-        description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]")
+        "finetune", help="fine-tune for a task with the recipes (same options as recipes/<task>.py)",
+        description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]. "
+                    "`hf-lineage finetune TASK --help` lists the recipe's options.")
     finetune_parser.add_argument("task", choices=["sequence_labeling", "classification", "sentence_pairs",
                                                   "generation"])
-    finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER)
+    finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
+                                 help="the recipe's options")
     finetune_parser.set_defaults(func=_finetune)
     from .lineage import experiment
 

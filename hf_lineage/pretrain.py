@@ -29,11 +29,10 @@ import json
 import math
 import os
 import shutil
-import signal
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from itertools import islice
 from pathlib import Path
 
@@ -186,24 +185,43 @@ def check_arguments(args: PretrainArguments, objective) -> None:
 BACKENDS = ("auto", "engine", "cpu")
 
 
-def use_cpu_backend(args: PretrainArguments, objective) -> bool:
+def given_options(args: PretrainArguments) -> set[str]:
+    """The options set to something other than their default: what was asked for (before the family's defaults
+    fill the rest in)."""
+    given = set()
+    for f in fields(PretrainArguments):
+        default = f.default_factory() if f.default_factory is not MISSING else f.default
+        if default is not MISSING and getattr(args, f.name) != default:
+            given.add(f.name)
+    return given
+
+
+def _flags(names) -> str:
+    return ", ".join("--" + name.replace("_", "-") for name in sorted(names))
+
+
+def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bool:
     """Whether ``--backend`` picks the family's own CPU trainer (word2vec's numba Hogwild SGD) over the engine:
-    ``cpu`` asks for it, ``auto`` takes it when the family has one, no GPU is visible, one process runs and the
-    corpus is local files (not streamed, not a resumed engine run)."""
+    ``cpu`` asks for it, ``auto`` takes it when the family has one, no GPU is visible, one process runs, the corpus
+    is local files and no option in ``given`` is one the CPU trainer would ignore (``--max-steps``, ...)."""
     if args.backend not in BACKENDS:
         raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
     if args.backend == "engine":
         return False
     one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
+    ignored = set(given) & set(objective.cpu_backend_ignores)
     if args.backend == "cpu":
         if not objective.has_cpu_backend:
             raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
         if not args.train_file or args.streaming or not one_process:
             raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
                                 "or multi-process launch); use --backend engine for those")
+        if ignored:
+            raise PretrainError(f"--backend cpu ({args.family}'s own trainer) does not use {_flags(ignored)}; drop "
+                                "them or use --backend engine (or auto), which honours them")
         return True
     return (objective.has_cpu_backend and one_process and bool(args.train_file) and not args.streaming
-            and not args.resume_from and not torch.cuda.is_available())
+            and not args.resume_from and not ignored and not torch.cuda.is_available())
 
 
 def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
@@ -417,9 +435,14 @@ def pretrain(args: PretrainArguments) -> str:
     from .registry import family_classes
 
     objective = get_objective(args.family, args)
+    given = given_options(args)
+    if set(given) & set(objective.unused_options):
+        raise PretrainError(f"{args.family} pre-training does not use "
+                            f"{_flags(set(given) & set(objective.unused_options))}; drop them")
+    cpu_backend = use_cpu_backend(args, objective, given)
     resolve_defaults(args, objective)
     check_arguments(args, objective)
-    if use_cpu_backend(args, objective):
+    if cpu_backend:
         return objective.train_cpu(args)
     output_dir = Path(args.output_dir)
 
@@ -515,7 +538,6 @@ def pretrain(args: PretrainArguments) -> str:
     if log_with:
         accelerator.init_trackers("pretrain", config={k: v for k, v in asdict(args).items()
                                                       if isinstance(v, (int, float, str, bool))})
-    kill_at = int(os.environ.get("HF_LINEAGE_TEST_KILL_AT_STEP", "0"))  # test hook: a real SIGKILL mid-run
     accum, world = args.gradient_accumulation_steps, accelerator.num_processes
     progress = tqdm(total=None if time_budget else max_steps, initial=state["step"],
                     disable=not accelerator.is_local_main_process, desc=f"pretrain {args.family}")
@@ -603,8 +625,6 @@ def pretrain(args: PretrainArguments) -> str:
                 accelerator.print(f"step {state['step']}: " + ", ".join(f"{k}={v:.4f}" for k, v in results.items()))
             if args.checkpoint_every and state["step"] % args.checkpoint_every == 0:
                 save_checkpoint(accelerator, output_dir, state, args.keep_checkpoints)
-            if kill_at and state["step"] == kill_at:
-                os.kill(os.getpid(), signal.SIGKILL)
             if out_of_time:
                 break
         else:

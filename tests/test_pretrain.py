@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -43,6 +44,23 @@ def cli(corpus, output_dir, *extra, env=None, launcher=None):
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset
     return subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=600)
+
+
+def cli_killed(corpus, output_dir, *extra, when: str) -> int:
+    """Start the same run as ``cli`` and SIGKILL it from here as soon as checkpoint ``when`` (e.g. "step_00000004")
+    is complete; returns its exit status (``-SIGKILL``, or 0 if it finished first)."""
+    args = ["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--output-dir",
+            str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "hf_lineage.pretrain", *args], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A checkpoint is written to step_N.partial and renamed when complete: its state file marks it usable.
+    done = output_dir / "checkpoints" / when / "engine_state.json"
+    deadline = time.monotonic() + 600
+    while not done.is_file() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)  # a no-op if it already ended
+    return process.wait()
 
 
 def weights(output_dir):
@@ -114,15 +132,15 @@ def test_sigkill_and_resume_is_bit_identical_to_an_uninterrupted_run(corpus, tmp
     run = cli(corpus, reference, "--max-steps", "1")
     assert run.returncode == 0, run.stderr[-2000:]
     per_epoch = json.loads((reference / "train_results.json").read_text())["steps_per_epoch"]
-    # Checkpoint exactly at the end of the first epoch, die one step later, finish two steps into epoch 2.
-    total, extra = per_epoch + 2, ["--checkpoint-every", str(per_epoch)]
+    # Checkpoint exactly at the end of the first epoch; the process is killed from here once that checkpoint is
+    # written, somewhere in epoch 2, which runs almost to its end (the margin that lets the kill land in time).
+    total, extra = 2 * per_epoch - 1, ["--checkpoint-every", str(per_epoch)]
     run = cli(corpus, reference, "--max-steps", str(total), *extra, "--overwrite-output-dir")
     assert run.returncode == 0, run.stderr[-2000:]
 
     interrupted = tmp_path / "interrupted"
-    run = cli(corpus, interrupted, "--max-steps", str(total), *extra,
-              env={"HF_LINEAGE_TEST_KILL_AT_STEP": str(per_epoch + 1)})
-    assert run.returncode == -signal.SIGKILL
+    killed = cli_killed(corpus, interrupted, "--max-steps", str(total), *extra, when=f"step_{per_epoch:08d}")
+    assert killed == -signal.SIGKILL, "the run ended before it could be killed"
     assert not (interrupted / "config.json").exists()  # a killed run leaves nothing that looks like a model
     run = cli(corpus, interrupted, "--max-steps", str(total), *extra, "--resume-from", "latest")
     assert run.returncode == 0, run.stderr[-2000:]
@@ -152,15 +170,19 @@ def test_a_wall_clock_budget_stops_on_the_clock_and_runs_the_schedule_to_its_end
 
 
 def test_streaming_run_resumes_bit_identically(corpus, tmp_path):
-    stream = ["--streaming", "--stream-buffer-documents", "3", "--max-steps", "5", "--checkpoint-every", "2"]
+    stream = ["--streaming", "--stream-buffer-documents", "3", "--max-steps", "30", "--checkpoint-every", "2"]
     reference, interrupted = tmp_path / "reference", tmp_path / "interrupted"
     assert cli(corpus, reference, *stream).returncode == 0
-    assert cli(corpus, interrupted, *stream, env={"HF_LINEAGE_TEST_KILL_AT_STEP": "3"}).returncode == -signal.SIGKILL
+    # Killed once the step-2 checkpoint is written (a later one may be written before the kill lands: the resumed
+    # run starts from whichever is the latest).
+    assert cli_killed(corpus, interrupted, *stream, when="step_00000002") == -signal.SIGKILL
+    assert not (interrupted / "config.json").exists()
     run = cli(corpus, interrupted, *stream, "--resume-from", "latest")
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "Resumed from" in run.stdout + run.stderr
     a, b = weights(reference), weights(interrupted)
     assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
-    assert json.loads((reference / "train_results.json").read_text())["examples_seen"] == 20
+    assert json.loads((reference / "train_results.json").read_text())["examples_seen"] == 30 * 4
     # Without --max-steps a stream has no length to count epochs in.
     assert main(["bert", "--train-file", corpus["train"], "--streaming", "--output-dir", str(tmp_path / "x")]) == 2
     # A stream shorter than one step is an error, not an endless loop over empty epochs.

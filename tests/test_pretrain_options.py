@@ -1,6 +1,7 @@
 """Pre-training options: what ``--config tiny`` makes small, and that the lineage experiment sets for itself every
 size the tiny defaults touch."""
 
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -66,3 +67,99 @@ def test_the_lineage_sets_what_the_tiny_defaults_touch_so_its_runs_do_not_change
         monkeypatch.setattr(objective_class(family), "tiny_defaults", {})
     assert lineage_runs(scale, monkeypatch) == with_tiny_defaults
     assert with_tiny_defaults["gpt"]["per_device_batch_size"] == SCALES[scale].batch_size
+
+
+# --------------------------------------------------------------------------- word2vec: every option honoured or refused
+
+SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "lineage" / "samples"
+# What word2vec's CPU trainer (``--backend cpu``, and ``auto`` on a CPU machine) does with each option it uses.
+CPU_TRAINER_USES = {
+    "family", "output_dir", "config", "overrides", "train_file", "tokenizer", "vocab_size", "seed", "num_epochs",
+    "overwrite_output_dir", "backend",
+    # evaluation after training, as the engine reports it
+    "validation_file", "per_device_eval_batch_size", "max_eval_batches", "preprocessing_num_workers",
+    # the CPU trainer logs through `logging` and writes no tracker logs or checkpoints: nothing to set
+    "report_to", "log_every", "keep_checkpoints",
+    # with --dataset-name only, which the CPU trainer refuses
+    "dataset_config", "text_column",
+}
+
+
+def test_every_pretrain_option_is_either_used_by_the_word2vec_cpu_trainer_or_sends_the_run_to_the_engine():
+    from dataclasses import fields
+
+    word2vec = objective_class("word2vec")
+    names = {f.name for f in fields(PretrainArguments)}
+    # A new option must be decided on here: used by the CPU trainer, or one that makes --backend auto take the
+    # engine (and --backend cpu refuse it), or one neither path uses (refused: plain SGD has no weight decay).
+    assert names == CPU_TRAINER_USES | set(word2vec.cpu_backend_ignores) | set(word2vec.unused_options)
+    assert not CPU_TRAINER_USES & set(word2vec.cpu_backend_ignores)
+
+
+@pytest.fixture(scope="module")
+def w2v_corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("w2v")
+    lines = (SAMPLES / "corpus.train.txt").read_text(encoding="utf-8").splitlines()
+    (root / "train.txt").write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
+    (root / "valid.txt").write_text("\n".join(lines[300:340]) + "\n", encoding="utf-8")
+    return root
+
+
+def w2v(corpus, out, *extra):
+    return engine.main(["word2vec", "--train-file", str(corpus / "train.txt"), "--output-dir", str(out),
+                        "--report-to", "none", "--set", "min_count=2", *extra])
+
+
+def test_word2vec_max_steps_and_validation_send_auto_to_the_engine_which_honours_them(w2v_corpus, tmp_path):
+    out = tmp_path / "steps"
+    assert w2v(w2v_corpus, out, "--max-steps", "2", "--validation-file", str(w2v_corpus / "valid.txt"),
+               "--max-seq-length", "5", "--checkpoint-every", "1") == 0
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["step"] == 2 and results["eval"]["loss"] > 0  # the engine's numbers
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_00000001", "step_00000002"]
+
+
+def test_word2vec_cpu_trainer_evaluates_the_validation_file(w2v_corpus, tmp_path):
+    out = tmp_path / "cpu"
+    assert w2v(w2v_corpus, out, "--backend", "cpu", "--validation-file", str(w2v_corpus / "valid.txt")) == 0
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["backend"] == "cpu" and 0 < results["eval"]["loss"] < 10
+
+
+def test_word2vec_streams(w2v_corpus, tmp_path):
+    out = tmp_path / "stream"
+    assert w2v(w2v_corpus, out, "--streaming", "--max-steps", "3", "--per-device-batch-size", "4") == 0
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["step"] == 3 and results["examples_seen"] == 12
+    assert (out / "model.safetensors").is_file()
+
+
+def test_word2vec_sentences_are_cut_at_max_seq_length(w2v_corpus):
+    import datasets
+
+    from hf_lineage.tokenization import train_wordlevel_tokenizer
+
+    args = PretrainArguments(family="word2vec", output_dir="unused", max_seq_length=4)
+    objective = objective_class("word2vec")(resolve_defaults(args, objective_class("word2vec")(args)))
+    tokenizer = train_wordlevel_tokenizer(iterator=["a b c d e f g h i j"], min_count=1)
+    examples = objective.prepare(datasets.Dataset.from_dict({"text": ["a b c d e f g h i j"]}), tokenizer, "train")
+    assert [len(e) for e in examples["input_ids"]] == [4, 4, 2]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--backend", "cpu", "--max-steps", "2"], "--backend cpu (word2vec's own trainer) does not use --max-steps"),
+        (["--backend", "cpu", "--learning-rate", "0.1", "--checkpoint-every", "5"],
+         "does not use --checkpoint-every, --learning-rate"),
+        (["--weight-decay", "0.01"], "word2vec pre-training does not use --weight-decay"),
+        (["--backend", "engine", "--adam-beta1", "0.8"], "does not use --adam-beta1"),
+        (["--num-epochs", "1.5"], "--num-epochs must be a whole number, got 1.5"),
+        (["--num-epochs", "2", "--set", "epochs=3"], "--num-epochs 2 and --set epochs=3 disagree"),
+    ],
+)
+def test_word2vec_refuses_what_it_would_ignore_before_writing(w2v_corpus, tmp_path, capsys, extra, message):
+    out = tmp_path / "out"
+    assert w2v(w2v_corpus, out, *extra) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -47,6 +47,10 @@ class PretrainingObjective:
     # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the
     # engine's loop.
     has_cpu_backend: ClassVar[bool] = False
+    # Options (PretrainArguments names) the family's CPU trainer does not use: given one, ``--backend auto`` takes
+    # the engine and ``--backend cpu`` refuses it. And those the family never uses (on either path): refused.
+    cpu_backend_ignores: ClassVar[tuple[str, ...]] = ()
+    unused_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, args):
         self.args = args

@@ -11,7 +11,6 @@ process runs, the engine otherwise.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -52,12 +51,28 @@ class Word2VecObjective(PretrainingObjective):
     # Already small (a batch is 64 sentences, the learning rate is scaled to it, the vocabulary is min_count's).
     tiny_defaults = {}
     has_cpu_backend = True
+    # The CPU trainer runs whole passes over local files with the config's alpha → min_alpha schedule, float32,
+    # no checkpoints: given any of these, --backend auto takes the engine, which honours them.
+    cpu_backend_ignores = (
+        "dataset_name", "streaming", "resume_from", "max_steps", "max_train_seconds", "max_seq_length",
+        "per_device_batch_size", "gradient_accumulation_steps", "learning_rate", "lr_scheduler", "warmup_ratio",
+        "warmup_steps", "max_grad_norm", "mixed_precision", "checkpoint_every", "eval_every",
+    )
+    # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer.
+    unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents")
 
     def _config_fields(self) -> dict:
         args = self.args
         fields = {**LineageWord2VecConfig.named_sizes.get(args.config, {}), **args.overrides}
-        if args.num_epochs not in (None, 1.0) and "epochs" not in args.overrides:
-            fields["epochs"] = int(math.ceil(args.num_epochs))
+        if args.num_epochs not in (None, 1.0):
+            # Whole passes: the learning rate decays linearly over all of them (as in the C tool and gensim).
+            if args.num_epochs != int(args.num_epochs) or args.num_epochs < 1:
+                raise ValueError(f"word2vec trains whole passes over the corpus: --num-epochs must be a whole "
+                                 f"number, got {args.num_epochs:g}")
+            if "epochs" in args.overrides and args.overrides["epochs"] != int(args.num_epochs):
+                raise ValueError(f"--num-epochs {args.num_epochs:g} and --set epochs={args.overrides['epochs']} "
+                                 "disagree (they set the same thing); give one")
+            fields["epochs"] = int(args.num_epochs)
         return fields
 
     def train_tokenizer(self, files, texts):
@@ -86,12 +101,27 @@ class Word2VecObjective(PretrainingObjective):
         def tokenize(batch):
             texts = [line for line in batch["text"] if line.strip()]
             ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if texts else []
-            return {"input_ids": [piece for sentence in ids for piece in chunk_sentence(sentence)]}
+            return {"input_ids": [piece for sentence in ids for piece in chunk_sentence(sentence, max_words)]}
+
+        max_words = self.args.max_seq_length
 
         examples = dataset.map(tokenize, batched=True, remove_columns=["text"],
                                num_proc=self.args.preprocessing_num_workers, desc=f"Tokenizing {split}")
         if len(examples) == 0:
             raise ValueError(f"The {split} text is empty: it holds no words")
+        return examples
+
+    def prepare_stream(self, dataset, tokenizer, split):
+        """The same sentences, tokenized as the lines stream in (the stream is not shuffled)."""
+        max_words = self.args.max_seq_length
+
+        def examples(epoch):
+            for row in dataset:
+                if row["text"].strip():
+                    ids = tokenizer(row["text"], add_special_tokens=False, verbose=False)["input_ids"]
+                    for piece in chunk_sentence(ids, max_words):
+                        yield {"input_ids": piece}
+
         return examples
 
     def collator(self, tokenizer):
@@ -112,6 +142,25 @@ class Word2VecObjective(PretrainingObjective):
         return torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=args.learning_rate,
                                momentum=0.0, weight_decay=0.0)
 
+    def evaluate(self, model, tokenizer, args) -> dict:
+        """The validation loss the engine reports (mean loss per training item, items drawn as in training with
+        the seeds of the engine's evaluation), on ``--validation-file``."""
+        from itertools import islice
+
+        from ..pretrain import SeededExamples, load_text
+
+        self._config, self._counts = model.config, model.word_counts.numpy()
+        examples = self.prepare(load_text(args, args.validation_file, "validation"), tokenizer, "validation")
+        loader = torch.utils.data.DataLoader(SeededExamples(examples, args.seed), collate_fn=self.collator(tokenizer),
+                                             batch_size=args.per_device_eval_batch_size)
+        total, count = 0.0, 0
+        model.eval()
+        with torch.no_grad():
+            for batch in islice(loader, args.max_eval_batches):
+                (sums, counts), = self.eval_sums(model(**batch, **self.loss_counts(batch)), batch).values()
+                total, count = total + sums.double().sum().item(), count + counts.sum().item()
+        return {"loss": total / count if count else float("nan")}
+
     def train_cpu(self, args) -> str:
         """The CPU trainer (``hf_lineage.train_word2vec``) with the command line's corpus, config and output."""
         import shutil
@@ -129,9 +178,15 @@ class Word2VecObjective(PretrainingObjective):
         LineageWord2VecConfig(**{**fields, "vocab_size": len(tokenizer)})
         if args.overwrite_output_dir and Path(args.output_dir).exists():
             shutil.rmtree(args.output_dir)
-        train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed, output_dir=args.output_dir, **fields)
+        model, tokenizer = train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed,
+                                          output_dir=args.output_dir, **fields)
         results = Path(args.output_dir) / "train_results.json"
         data = json.loads(results.read_text())
+        if args.validation_file:
+            # The engine's validation number (the objective's loss on held-out sentences), for comparison.
+            data["eval"] = self.evaluate(model, tokenizer, args)
+            results.write_text(json.dumps(data, indent=2))
+            print(f"word2vec (cpu backend): validation loss {data['eval']['loss']:.4f}")
         print(f"word2vec (cpu backend): {data['effective_words_per_second']:,.0f} effective words/s, "
               f"{data['words_per_second']:,.0f} raw words/s")
         return args.output_dir

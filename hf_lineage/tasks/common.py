@@ -645,14 +645,36 @@ def train_evaluate_predict(trainer, training_args, model_args, train_dataset, ev
 
 
 def run_cli(main, argv=None) -> int:
-    """Run a recipe's ``main(argv)``: bad input (a ValueError, a missing file) prints ``error: ...`` on stderr and
-    exits with status 2, as argparse does for a bad option; anything else is a bug and keeps its traceback."""
+    """Run a recipe's ``main(argv)``: bad input (a ValueError, a missing file) or a Hub that cannot be reached
+    prints one ``error: ...`` line on stderr and exits with status 2, as argparse does for a bad option; anything
+    else is a bug and keeps its traceback."""
     try:
         main(argv)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if not is_hub_error(error):
+            raise
+        # No network, offline mode or no token: one line, not the HTTP client's hundred-line traceback.
+        print(f"error: the Hugging Face Hub could not be reached ({type(error).__name__}: "
+              f"{str(error).splitlines()[0] if str(error) else 'no details'}). --push_to_hub and Hub ids need the "
+              "network and a token (`hf auth login`); HF_HUB_OFFLINE=1 forbids it.", file=sys.stderr)
+        return 2
     return 0
+
+
+# The packages a failed Hub call raises from: huggingface_hub itself and the HTTP clients it has used.
+HUB_ERROR_MODULES = ("huggingface_hub", "httpx", "httpx2", "httpcore", "httpcore2", "requests", "urllib3")
+
+
+def is_hub_error(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is a failed call to the Hugging Face Hub."""
+    while error is not None:
+        if type(error).__module__.split(".")[0] in HUB_ERROR_MODULES:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def setup_logging(training_args) -> None:
