@@ -18,6 +18,7 @@ from transformers.modeling_layers import GradientCheckpointingLayer
 
 import hf_lineage
 from hf_lineage import LineageBertConfig, LineageGPTConfig
+from hf_lineage.models.modeling_lineage_word2vec import LineageWord2VecForCausalLM
 
 V = 99
 B, T = 3, 9
@@ -69,21 +70,24 @@ def make_case(name):
     by_sequence = torch.tensor([0, 1, 2]) if head != "ForNextSentencePrediction" else torch.tensor([0, 1, 1])
     labels = {
         "Model": dict,
-        "ForPreTraining": lambda: dict(labels=mlm_labels(input_ids, attention_mask), next_sentence_label=torch.tensor([0, 1, 0])),
+        "ForPreTraining": lambda: dict(labels=mlm_labels(input_ids, attention_mask),
+                                       next_sentence_label=torch.tensor([0, 1, 0])),
         "ForMaskedLM": lambda: dict(labels=mlm_labels(input_ids, attention_mask)),
         "ForCausalLM": lambda: dict(labels=input_ids.masked_fill(attention_mask == 0, -100)),
         "ForNextSentencePrediction": lambda: dict(labels=by_sequence),
         "ForSequenceClassification": lambda: dict(labels=by_sequence),
-        "ForTokenClassification": lambda: dict(labels=torch.randint(0, 3, (B, T)).masked_fill(attention_mask == 0, -100)),
+        "ForTokenClassification": lambda: dict(labels=torch.randint(0, 3, (B, T)).masked_fill(attention_mask == 0,
+                                                                                               -100)),
         "ForMultipleChoice": lambda: dict(labels=torch.tensor([0, 1, 1])),
-        "ForQuestionAnswering": lambda: dict(start_positions=torch.tensor([1, 2, 0]), end_positions=torch.tensor([3, 4, 2])),
+        "ForQuestionAnswering": lambda: dict(start_positions=torch.tensor([1, 2, 0]),
+                                             end_positions=torch.tensor([3, 4, 2])),
     }[head]()
     return model, inputs, labels, B * 2 if choices else B
 
 
-BERT_CASES = [f"bert:{h}" for h in ("Model", "ForPreTraining", "ForMaskedLM", "ForCausalLM", "ForNextSentencePrediction",
-                                    "ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice",
-                                    "ForQuestionAnswering")]
+BERT_CASES = [f"bert:{h}" for h in ("Model", "ForPreTraining", "ForMaskedLM", "ForCausalLM",
+                                    "ForNextSentencePrediction", "ForSequenceClassification",
+                                    "ForTokenClassification", "ForMultipleChoice", "ForQuestionAnswering")]
 GPT_CASES = [f"gpt:{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
                                   "ForTokenClassification")]
 CASES = BERT_CASES + GPT_CASES
@@ -138,7 +142,7 @@ def test_return_dict_false_gives_the_output_as_a_tuple(case):
 @pytest.mark.parametrize("implementation", ["eager", "sdpa"])
 @pytest.mark.parametrize("case", CASES)
 def test_attention_outputs(case, implementation):
-    model, inputs, labels, N = make_case(case)
+    model, inputs, _, N = make_case(case)
     model.set_attn_implementation(implementation)
     model.eval()
     config = model.config
@@ -171,7 +175,7 @@ def test_attention_outputs(case, implementation):
 
 @pytest.mark.parametrize("case", CASES)
 def test_hidden_states_output(case):
-    model, inputs, labels, N = make_case(case)
+    model, inputs, _, N = make_case(case)
     model.eval()
     with torch.no_grad():
         out = model(**inputs, output_hidden_states=True)
@@ -203,7 +207,7 @@ def test_hidden_states_and_attentions_retain_gradients(case):
 
 @pytest.mark.parametrize("case", ["bert:Model", "bert:ForMaskedLM", "gpt:Model", "gpt:ForCausalLM"])
 def test_inputs_embeds_give_what_input_ids_give(case):
-    model, inputs, labels, _ = make_case(case)
+    model, inputs, _, _ = make_case(case)
     model.eval()
     embeds = model.get_input_embeddings()(inputs["input_ids"])
     with torch.no_grad():
@@ -217,7 +221,7 @@ def test_inputs_embeds_give_what_input_ids_give(case):
 
 @pytest.mark.parametrize("case", CASES)
 def test_get_and_set_input_embeddings(case):
-    model, inputs, labels, _ = make_case(case)
+    model, *_ = make_case(case)
     assert isinstance(model.get_input_embeddings(), nn.Embedding)
     assert model.get_output_embeddings() is None or isinstance(model.get_output_embeddings(), nn.Linear)
     replacement = nn.Embedding(V, model.config.hidden_size)
@@ -280,7 +284,7 @@ def test_resize_untied_output_layer(case):
                                   and "Choice" not in c and "Answering" not in c and "NextSentence" not in c]
                          + ["gpt:ForSequenceClassification"])
 def test_tied_weights_are_one_tensor_before_and_after_loading(case, tmp_path):
-    model, inputs, labels, _ = make_case(case)
+    model, *_ = make_case(case)
     assert model._tied_weights_keys  # a {target: source} dict, as transformers v5 wants
     for target, source in model._tied_weights_keys.items():
         assert model.get_parameter(target) is model.get_parameter(source)
@@ -396,7 +400,7 @@ def _count_sdpa(monkeypatch):
 @pytest.mark.parametrize("dtype, atol", [(torch.float32, 1e-5), (torch.bfloat16, 3e-2)])
 @pytest.mark.parametrize("case", ["bert:Model", "bert:ForCausalLM", "gpt:ForCausalLM", "gpt:ForSequenceClassification"])
 def test_eager_matches_sdpa_and_each_runs_its_own_path(case, dtype, atol, tmp_path, monkeypatch):
-    model, inputs, labels, _ = make_case(case)
+    model, inputs, _, _ = make_case(case)
     model.save_pretrained(tmp_path)
     eager = type(model).from_pretrained(tmp_path, attn_implementation="eager", dtype=dtype).eval()
     sdpa = type(model).from_pretrained(tmp_path, attn_implementation="sdpa", dtype=dtype).eval()
@@ -469,17 +473,13 @@ def other_causal_lm(family):
     torch.manual_seed(0)
     ids = torch.randint(4, 17, (2, 7), generator=torch.Generator().manual_seed(2))
     if family == "nnlm":
-        return hf_lineage.LineageNNLMForCausalLM(hf_lineage.LineageNNLMConfig.from_named("tiny", vocab_size=17)), \
-            dict(input_ids=ids)
+        config = hf_lineage.LineageNNLMConfig.from_named("tiny", vocab_size=17)
+        return hf_lineage.LineageNNLMForCausalLM(config), dict(input_ids=ids)
     if family == "word2vec":
         config = hf_lineage.LineageWord2VecConfig.from_named("tiny", vocab_size=17)
-        from hf_lineage.models.modeling_lineage_word2vec import LineageWord2VecForCausalLM
-
         return LineageWord2VecForCausalLM(config), dict(input_ids=ids)
-    from hf_lineage import LineageElmoTokenizer
-
     words = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "river", "bank", "money"]
-    tokenizer = LineageElmoTokenizer(vocab=["<pad>", "<UNK>", "<S>", "</S>", *words])
+    tokenizer = hf_lineage.LineageElmoTokenizer(vocab=["<pad>", "<UNK>", "<S>", "</S>", *words])
     config = hf_lineage.LineageElmoConfig.from_named("tiny", vocab_size=len(tokenizer), dropout=0.0,
                                                      scalar_mix_dropout=0.0)
     inputs = tokenizer(["the cat sat on the mat", "a dog ran to the bank"], return_tensors="pt")
@@ -608,7 +608,8 @@ def test_generation_continues_from_a_returned_cache(family):
     cache = first.get("cache", first.get("past_key_values"))
     assert cache is not None and cache.get_seq_length() == 8  # prompt + 4, less the last token not yet fed
     key = cache.layers[0].keys
-    assert key.shape == (2, model.config.num_attention_heads, 8, model.config.hidden_size // model.config.num_attention_heads)
+    heads = model.config.num_attention_heads
+    assert key.shape == (2, heads, 8, model.config.hidden_size // heads)  # (batch, heads, positions, head size)
     name = "cache" if "cache" in first else "past_key_values"
     rest = model.generate(first.sequences, **{**GENERATE, "max_new_tokens": 4, "min_new_tokens": 4}, **{name: cache})
     torch.testing.assert_close(rest, at_once)
@@ -632,3 +633,57 @@ def test_return_dict_in_generate_gives_per_step_outputs(family):
         assert scores.shape == logits.shape == (2, V)
     # Greedy: every generated token is the argmax of that step's scores.
     torch.testing.assert_close(torch.stack([s.argmax(-1) for s in out.scores], 1), out.sequences[:, 5:])
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_generate_from_inputs_embeds_gives_what_input_ids_give(family):
+    model = causal_model(family)
+    input_ids = torch.randint(5, V, (2, 5), generator=torch.Generator().manual_seed(1))
+    from_ids = model.generate(input_ids, **GENERATE)
+    from_embeds = model.generate(inputs_embeds=model.get_input_embeddings()(input_ids), **GENERATE)
+    torch.testing.assert_close(from_embeds, from_ids[:, 5:])  # only the new tokens: there were no prompt ids
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_assisted_and_prompt_lookup_decoding_match_greedy(family):
+    """Both roll the cache back after rejected draft tokens: what greedy search gives, token for token."""
+    model = causal_model(family)
+    input_ids = torch.randint(5, V, (1, 5), generator=torch.Generator().manual_seed(1))
+    greedy = model.generate(input_ids, **GENERATE)
+    assistant = causal_model(family)
+    with torch.no_grad():  # a perturbed draft model: its drafts need not be accepted
+        for p in assistant.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    torch.testing.assert_close(model.generate(input_ids, **GENERATE, assistant_model=assistant), greedy)
+    torch.testing.assert_close(model.generate(input_ids, **GENERATE, prompt_lookup_num_tokens=2), greedy)
+
+
+# --------------------------------------------------------------------------- loading into other heads
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_new_heads_are_initialised_and_mismatched_sizes_reinitialised(family, tmp_path):
+    prefix = "Bert" if family == "bert" else "GPT"
+    base = getattr(hf_lineage, f"Lineage{prefix}Model")(bert_config() if family == "bert" else gpt_config())
+    base.save_pretrained(tmp_path / "base")
+    head, info = getattr(hf_lineage, f"Lineage{prefix}ForSequenceClassification").from_pretrained(
+        tmp_path / "base", output_loading_info=True)
+    assert any("classifier" in k for k in info["missing_keys"])
+    weight = head.classifier.weight.detach()
+    assert torch.isfinite(weight).all() and 0.01 < float(weight.std()) < 0.03  # N(0, 0.02), the config's init
+    torch.testing.assert_close(head.get_input_embeddings().weight, base.get_input_embeddings().weight)
+    head.save_pretrained(tmp_path / "three")
+    with pytest.raises(RuntimeError, match="size mismatch|ignore_mismatched_sizes"):
+        type(head).from_pretrained(tmp_path / "three", num_labels=5)
+    five = type(head).from_pretrained(tmp_path / "three", num_labels=5, ignore_mismatched_sizes=True)
+    assert five.classifier.weight.shape == (5, 64) and 0.01 < float(five.classifier.weight.detach().std()) < 0.03
+
+
+def test_a_replacement_mlm_decoder_with_a_bias_brings_its_bias():
+    model, inputs, _, _ = make_case("bert:ForMaskedLM")
+    decoder = nn.Linear(model.config.hidden_size, V + 5)
+    model.set_output_embeddings(decoder)
+    assert model.cls.predictions.bias is not None and model.cls.predictions.bias.shape == (V + 5,)
+    assert decoder.bias is None  # one output bias, the head's
+    with torch.no_grad():
+        assert model(**inputs).logits.shape == (B, T, V + 5)

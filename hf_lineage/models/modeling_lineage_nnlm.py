@@ -163,9 +163,9 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
 
     ``labels`` follow transformers' convention (``labels = input_ids``, shifted inside; -100 = not predicted);
     ``shift_labels`` (transformers' name for labels already aligned with the positions, e.g. from Trainer under
-    context parallelism) are used as given instead. With labels, the (N, V) output layer is computed only at the N positions that predict a label, and ``logits``
-    has shape (N, V), rows in the order of ``shift_labels(labels) != -100``; pass ``return_all_logits=True`` for
-    (B, T, V). Without labels ``logits`` is (B, T, V) (or the last ``logits_to_keep`` positions).
+    context parallelism) are used as given instead. With labels, the (N, V) output layer is computed only at the N
+    positions that predict a label, and ``logits`` has shape (N, V), rows in the order of
+    ``shift_labels(labels) != -100``; pass ``return_all_logits=True`` for (B, T, V). Without labels ``logits`` is (B, T, V) (or the last ``logits_to_keep`` positions).
 
     Generation needs no cache: the next word depends on the last n − 1 words only, so each step feeds just those.
 
