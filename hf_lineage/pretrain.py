@@ -683,7 +683,8 @@ def parse_set(pairs: list[str]) -> dict:
 
 
 FLAG_HELP = {
-    "config": "named size of the family's config (e.g. tiny, base)",
+    "config": "named size of the family's config (e.g. tiny, base); tiny also makes the batch, sequence length and "
+    "vocabulary small (8 x 64, 8000 words; word2vec's are small already) unless given",
     "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents",
     "validation_file": "held-out text for periodic evaluation",
     "dataset_name": "a datasets Hub name instead of --train-file (online)",
@@ -701,8 +702,9 @@ FLAG_HELP = {
     "eval_every": "evaluate on --validation-file every N steps (and always at the end)",
     "report_to": "Accelerate tracker: tensorboard, wandb, ... or none",
     "overwrite_output_dir": "delete what the output dir holds first",
-    "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec); auto picks it when the family "
-    "has one, no GPU is visible and one process runs",
+    "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec: whole passes over local files, "
+    "no checkpoints); auto picks it when the family has one, no GPU is visible, one process runs and no option only "
+    "the engine honours (--max-steps, --checkpoint-every, --learning-rate, ...) is given",
 }
 
 
