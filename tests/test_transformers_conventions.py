@@ -368,6 +368,31 @@ def test_gradient_checkpointing_gives_the_same_gradients(case, reentrant):
     assert not _is_checkpointing(model) and not any(layer.gradient_checkpointing for layer in layers)
 
 
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_gradient_checkpointing_in_an_encoder_decoder_reaches_the_encoder_through_cross_attention(reentrant):
+    from transformers import EncoderDecoderConfig, EncoderDecoderModel
+
+    config = EncoderDecoderConfig.from_encoder_decoder_configs(bert_config(), gpt_config())
+    config.decoder_start_token_id, config.pad_token_id = 1, 0
+    torch.manual_seed(0)
+    reference = EncoderDecoderModel(config=config)
+    model = EncoderDecoderModel(config=config)
+    model.load_state_dict(reference.state_dict())
+    _enable_checkpointing(model, {"use_reentrant": reentrant})
+    layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer)]
+    assert len(layers) == 4 and all(layer.gradient_checkpointing for layer in layers)  # 2 encoder + 2 decoder
+    x, y = torch.randint(3, V, (2, 7)), torch.randint(3, V, (2, 5))
+    for m in (reference, model):
+        m.train()
+        m(input_ids=x, labels=y).loss.backward()
+    for (name, a), b in zip(reference.named_parameters(), model.parameters()):
+        assert (a.grad is None) == (b.grad is None), name
+        if a.grad is not None:
+            torch.testing.assert_close(b.grad, a.grad, atol=1e-6, rtol=1e-5, msg=name)
+    # The encoder learns from the decoder's loss only through cross-attention, which checkpointing recomputes.
+    assert model.encoder.encoder.layer[-1].output.dense.weight.grad.abs().sum() > 0
+
+
 @pytest.mark.parametrize("case", ["bert:ForMaskedLM", "gpt:ForCausalLM"])
 def test_torch_compile_gives_the_same_loss_and_gradients(case):
     reference, inputs, labels, _ = make_case(case)
