@@ -173,6 +173,18 @@ def test_tokenizer_rejects_bad_vocabularies(tmp_path):
         LineageElmoTokenizer(vocab=["a b"])
 
 
+def test_tokenizer_can_mark_only_the_end_of_sentences(tmp_path):
+    tok = LineageElmoTokenizer(vocab=VOCAB, mark_sentence_start=False)
+    the, cat, dog, eos = tok.convert_tokens_to_ids(["the", "cat", "dog", "</S>"])
+    enc = tok("the cat", "dog", return_special_tokens_mask=True, return_token_type_ids=True)
+    assert enc["input_ids"] == [the, cat, eos, dog, eos]
+    assert enc["special_tokens_mask"] == [0, 0, 1, 0, 1] and enc["token_type_ids"] == [0, 0, 0, 1, 1]
+    assert len(enc["char_ids"]) == 5 and enc["char_ids"][2] == tok.char_ids_of("</S>")
+    assert tok(["the cat dog"], truncation=True, max_length=3)["input_ids"] == [[the, cat, eos]]
+    tok.save_pretrained(tmp_path)  # the setting travels with the tokenizer
+    assert AutoTokenizer.from_pretrained(tmp_path)(["the cat"])["input_ids"] == [[the, cat, eos]]
+
+
 def test_a_vocabulary_without_unk_gets_it_appended_and_unknown_words_take_its_id(tmp_path):
     tok = LineageElmoTokenizer(vocab=["<S>", "</S>", "the", "cat"])  # no <UNK>, no <pad>: both appended
     assert (tok.unk_token_id, tok.pad_token_id) == (4, 5)
@@ -434,8 +446,14 @@ def test_generation_continues_a_tokenized_sentence_instead_of_ending_it(tokenize
     # The first new word is the forward LM's guess after "cat", not after "</S>".
     logits = model(**marked).logits
     assert expected[0, 3].item() == logits[0, 2].argmax().item() != logits[0, 3].argmax().item()
-    # A prompt that ends in </S> without being a marked sentence (a generation task's "source </S>") is kept.
-    source = tokenizer(["the cat </S>"], add_special_tokens=False, return_tensors="pt")
+    # A prompt that ends in </S> without being a marked sentence is kept: the generation recipes' "source </S>",
+    # which the tokenizer they save makes (mark_sentence_start=False) for the text-generation pipeline.
+    from hf_lineage.tasks.generation import set_prompt_template
+
+    recipe_tokenizer = LineageElmoTokenizer(vocab=VOCAB)
+    set_prompt_template(recipe_tokenizer)
+    source = recipe_tokenizer(["the cat"], return_tensors="pt")
+    assert source["input_ids"][0].tolist() == [*tokenizer.convert_tokens_to_ids(["the", "cat"]), eos]
     assert model.generate(**source, **greedy)[0, :3].tolist() == source["input_ids"][0].tolist()
     # Through the pipeline, as a user would call it (its own tokenizer: the pipeline sets padding_side="left").
     generator = transformers.pipeline("text-generation", model=model, tokenizer=LineageElmoTokenizer(vocab=VOCAB))

@@ -14,7 +14,8 @@ weights read them as they were trained:
   are all 0, which the model's character embedding maps to zeros.
 
 ``__call__`` returns ``input_ids`` (B, T), ``char_ids`` (B, T, 50) and ``attention_mask``; with
-``add_special_tokens`` (the default) every sentence is wrapped in ``<S> ... </S>`` as the biLM was trained. Both
+``add_special_tokens`` (the default) every sentence is wrapped in ``<S> ... </S>`` as the biLM was trained
+(``mark_sentence_start=False``: only ``</S>`` is added, the ``source </S>`` prompts of the generation recipes). Both
 id kinds are padded together by ``tokenizer.pad`` (so ``DataCollatorWithPadding`` works) and by
 ``tokenizer(batch, padding=True, return_tensors="pt")``.
 
@@ -80,7 +81,7 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
     padding_side = "right"  # the backward LSTM reads each row from its last real word: padding must be on the right
 
     def __init__(self, vocab_file=None, vocab=None, max_characters_per_token=50, lowercase=False, bos_token="<S>",
-                 eos_token="</S>", unk_token="<UNK>", pad_token="<pad>", **kwargs):
+                 eos_token="</S>", unk_token="<UNK>", pad_token="<pad>", mark_sentence_start=True, **kwargs):
         if (vocab_file is None) == (vocab is None):
             raise ValueError("Give exactly one of vocab_file (one word per line) or vocab (a list of words)")
         if vocab is None:
@@ -96,9 +97,11 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
         self.ids_to_tokens = list(vocab)
         self.max_characters_per_token = max_characters_per_token
         self.lowercase = lowercase
+        # Saved with the tokenizer (an init argument kept as an attribute of the same name).
+        self.mark_sentence_start = mark_sentence_start
         super().__init__(max_characters_per_token=max_characters_per_token, lowercase=lowercase,
                          bos_token=bos_token, eos_token=eos_token, unk_token=unk_token, pad_token=pad_token,
-                         **kwargs)
+                         mark_sentence_start=mark_sentence_start, **kwargs)
 
     # ------------------------------------------------------------------ vocabulary
 
@@ -139,24 +142,29 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
 
     # ------------------------------------------------------------------ special tokens
 
+    def _marked(self, items, start, end):
+        """``[start, *items, end]``, without ``start`` when ``mark_sentence_start`` is off."""
+        return [start, *items, end] if self.mark_sentence_start else [*items, end]
+
     def build_inputs_with_special_tokens(self, token_ids_0, token_ids_1=None):
         """``<S> a </S>``, or ``<S> a </S> <S> b </S>``: each sentence of a pair keeps its own markers, as the biLM
-        read sentences in pre-training."""
-        wrap = lambda ids: [self.bos_token_id, *ids, self.eos_token_id]  # noqa: E731
+        read sentences in pre-training (``a </S>`` and ``a </S> b </S>`` without ``mark_sentence_start``)."""
+        wrap = lambda ids: self._marked(ids, self.bos_token_id, self.eos_token_id)  # noqa: E731
         return wrap(token_ids_0) + (wrap(token_ids_1) if token_ids_1 is not None else [])
 
     def get_special_tokens_mask(self, token_ids_0, token_ids_1=None, already_has_special_tokens=False):
         if already_has_special_tokens:
             return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
-        mask = lambda ids: [1] + [0] * len(ids) + [1]  # noqa: E731
+        mask = lambda ids: self._marked([0] * len(ids), 1, 1)  # noqa: E731
         return mask(token_ids_0) + (mask(token_ids_1) if token_ids_1 is not None else [])
 
     def create_token_type_ids_from_sequences(self, token_ids_0, token_ids_1=None):
-        first = [0] * (len(token_ids_0) + 2)
-        return first if token_ids_1 is None else first + [1] * (len(token_ids_1) + 2)
+        first = [0] * (len(token_ids_0) + self.num_special_tokens_to_add())
+        return first if token_ids_1 is None else first + [1] * (len(token_ids_1) + self.num_special_tokens_to_add())
 
     def num_special_tokens_to_add(self, pair=False):
-        return 4 if pair else 2
+        per_sentence = 2 if self.mark_sentence_start else 1
+        return 2 * per_sentence if pair else per_sentence
 
     # ------------------------------------------------------------------ characters
 
@@ -231,9 +239,9 @@ class LineageElmoTokenizer(PreTrainedTokenizer):
             return_length=return_length, verbose=verbose,
         )
         if add_special_tokens:
-            tokens = [self.bos_token, *words, self.eos_token]
+            tokens = self._marked(words, self.bos_token, self.eos_token)
             if pair is not None:
-                tokens += [self.bos_token, *pair, self.eos_token]
+                tokens += self._marked(pair, self.bos_token, self.eos_token)
         else:
             tokens = words + (pair or [])
         encoded["char_ids"] = [self.char_ids_of(w) for w in tokens]

@@ -267,6 +267,11 @@ def set_prompt_template(tokenizer) -> None:
     ``tokenizer(source, target)`` the training sequence ``source <eos> target <eos>``), so the saved folder's
     ``pipeline("text-generation")`` builds the prompt the model was fine-tuned to continue. The recipe itself encodes
     with ``add_special_tokens=False``."""
+    if hasattr(tokenizer, "mark_sentence_start"):
+        # ELMo's tokenizer: ``source </S>`` instead of its default ``<S> source </S>``, a marked sentence, whose
+        # ``</S>`` its causal LM's generate() drops to continue the words.
+        tokenizer.mark_sentence_start = False
+        return
     from tokenizers import processors
 
     eos = tokenizer.eos_token
@@ -346,7 +351,7 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
             # prompt (source + separator) + target + eos must fit the context.
             max_target = min(max_target, context // 2)
             max_source = min(max_source, context - max_target - 1)
-        if tokenizer.is_fast:  # (ELMo's own tokenizer class ends prompts with its eos itself)
+        if tokenizer.is_fast or hasattr(tokenizer, "mark_sentence_start"):  # (ELMo's is a Python tokenizer)
             set_prompt_template(tokenizer)
     # Neither the unknown-word token nor padding is ever generated: with a word-level vocabulary (NNLM, word2vec,
     # ELMo's softmax) <unk> is often the likeliest next token (every out-of-vocabulary name maps to it).
