@@ -689,6 +689,14 @@ def test_stateful_model_continues_each_row_from_its_last_real_token_in_both_dire
         torch.testing.assert_close(explicit.hidden_states[2][:2], out2[2][:2], atol=1e-6, rtol=0)
         model.reset_states()
         torch.testing.assert_close(model(**enc2).hidden_states[2], stateless(**enc2).hidden_states[2])
+        # A smaller batch leaves the rows after it for later batches.
+        model.reset_states()
+        model(**batch(tokenizer, first))
+        model(**batch(tokenizer, ["money"]))
+        later = model(**batch(tokenizer, ["a dog", "a dog", "a cat"])).hidden_states
+        forward = stateless(**concatenated(tokenizer, first[2], "a cat")).hidden_states
+        torch.testing.assert_close(later[2][2, :4, :P], forward[2][0, len(first[2].split()) + 2 :, :P], atol=1e-5,
+                                   rtol=0)
 
 
 def test_stateful_training_does_not_backpropagate_into_earlier_batches(tokenizer):
