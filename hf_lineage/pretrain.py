@@ -443,6 +443,9 @@ def pretrain(args: PretrainArguments) -> str:
     resolve_defaults(args, objective)
     check_arguments(args, objective)
     if cpu_backend:
+        if "mixed_precision" in given:
+            print(f"note: --mixed-precision {args.mixed_precision} does not apply to {args.family}'s CPU trainer "
+                  "(float32); --backend engine uses it", file=sys.stderr)
         return objective.train_cpu(args)
     output_dir = Path(args.output_dir)
 

@@ -80,6 +80,8 @@ CPU_TRAINER_USES = {
     "validation_file", "per_device_eval_batch_size", "max_eval_batches", "preprocessing_num_workers",
     # the CPU trainer logs through `logging` and writes no tracker logs or checkpoints: nothing to set
     "report_to", "log_every", "keep_checkpoints",
+    # float32 only: a note says so (the lineage's bf16 scales run word2vec there on a CPU machine)
+    "mixed_precision",
     # with --dataset-name only, which the CPU trainer refuses
     "dataset_config", "text_column",
 }
@@ -119,11 +121,13 @@ def test_word2vec_max_steps_and_validation_send_auto_to_the_engine_which_honours
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_00000001", "step_00000002"]
 
 
-def test_word2vec_cpu_trainer_evaluates_the_validation_file(w2v_corpus, tmp_path):
+def test_word2vec_cpu_trainer_evaluates_the_validation_file(w2v_corpus, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(engine.torch.cuda, "is_available", lambda: False)  # auto: the CPU trainer, as on a laptop
     out = tmp_path / "cpu"
-    assert w2v(w2v_corpus, out, "--backend", "cpu", "--validation-file", str(w2v_corpus / "valid.txt")) == 0
+    assert w2v(w2v_corpus, out, "--validation-file", str(w2v_corpus / "valid.txt"), "--mixed-precision", "bf16") == 0
     results = json.loads((out / "train_results.json").read_text())
     assert results["backend"] == "cpu" and 0 < results["eval"]["loss"] < 10
+    assert "--mixed-precision bf16 does not apply to word2vec's CPU trainer" in capsys.readouterr().err
 
 
 def test_word2vec_streams(w2v_corpus, tmp_path):
@@ -163,3 +167,23 @@ def test_word2vec_refuses_what_it_would_ignore_before_writing(w2v_corpus, tmp_pa
     assert w2v(w2v_corpus, out, *extra) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("scale", ["tiny", "small"])
+def test_the_lineage_still_runs_word2vec_on_its_cpu_trainer_on_a_cpu_machine(scale, monkeypatch):
+    chosen = []
+
+    class Captured(Exception):
+        pass
+
+    def capture(run):
+        objective = objective_class(run.family)(run)
+        chosen.append(engine.use_cpu_backend(run, objective, engine.given_options(run)))
+        raise Captured
+
+    monkeypatch.setattr(engine, "pretrain", capture)
+    monkeypatch.setattr(engine.torch.cuda, "is_available", lambda: False)
+    corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
+    with pytest.raises(Captured):
+        pretraining.pretrain_family("word2vec", SCALES[scale], LineageArguments(scale=scale), corpus, Path("unused"))
+    assert chosen == [True]

@@ -51,12 +51,13 @@ class Word2VecObjective(PretrainingObjective):
     # Already small (a batch is 64 sentences, the learning rate is scaled to it, the vocabulary is min_count's).
     tiny_defaults = {}
     has_cpu_backend = True
-    # The CPU trainer runs whole passes over local files with the config's alpha → min_alpha schedule, float32,
-    # no checkpoints: given any of these, --backend auto takes the engine, which honours them.
+    # The CPU trainer runs whole passes over local files with the config's alpha → min_alpha schedule and no
+    # checkpoints: given any of these, --backend auto takes the engine, which honours them. (It computes in float32:
+    # --mixed-precision, a GPU speed setting, gets a note instead, so that the lineage's bf16 scales keep it.)
     cpu_backend_ignores = (
         "dataset_name", "streaming", "resume_from", "max_steps", "max_train_seconds", "max_seq_length",
         "per_device_batch_size", "gradient_accumulation_steps", "learning_rate", "lr_scheduler", "warmup_ratio",
-        "warmup_steps", "max_grad_norm", "mixed_precision", "checkpoint_every", "eval_every",
+        "warmup_steps", "max_grad_norm", "checkpoint_every", "eval_every",
     )
     # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer.
     unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents")
