@@ -52,6 +52,11 @@ def nnlm(tmp_path_factory):
     return _tiny("nnlm", train_wordlevel_tokenizer(iterator=SENTENCES), tmp_path_factory.mktemp("nnlm"))
 
 
+@pytest.fixture(scope="module")
+def elmo(tmp_path_factory):
+    return _tiny("elmo", _word_tokenizer("elmo"), tmp_path_factory.mktemp("elmo"))
+
+
 def _predictions(folder):
     with open(os.path.join(folder, "predictions.tsv"), encoding="utf-8") as f:
         return [row["prediction"] for row in csv.DictReader(f, delimiter="\t")]
@@ -122,9 +127,9 @@ def test_similarity_needs_the_delimiter(gpt):
 # --------------------------------------------------------------------------- generation through pipelines
 
 
-@pytest.mark.parametrize("family", ["gpt", "nnlm"])
-def test_generation_recipe_and_text_generation_pipeline_agree(family, gpt, nnlm, tmp_path):
-    base = {"gpt": gpt, "nnlm": nnlm}[family]
+@pytest.mark.parametrize("family", ["gpt", "nnlm", "elmo"])
+def test_generation_recipe_and_text_generation_pipeline_agree(family, gpt, nnlm, elmo, tmp_path):
+    base = {"gpt": gpt, "nnlm": nnlm, "elmo": elmo}[family]
     rows = [{"source": s, "target": " ".join(reversed(s.split()))} for s in SENTENCES]
     train, test = _jsonl(tmp_path / "train.jsonl", rows[:16]), _jsonl(tmp_path / "test.jsonl", rows[16:])
     out = str(tmp_path / "ft")
