@@ -1,5 +1,6 @@
-"""Classification of single sentences (SST-2) and of sentence pairs (MRPC paraphrase, RTE entailment) for every
-family, each the way its paper fed such input to the pretrained model:
+"""Classification of single sentences (SST-2; TREC questions, coarse or fine classes by ``--trec_labels``) and of
+sentence pairs (MRPC paraphrase, RTE entailment) for every family, each the way its paper fed such input to the
+pretrained model:
 
 ==========  =========================================================================================================
 family      input

@@ -1,9 +1,10 @@
 """Sequence labeling (NER, POS tagging) for every family: a tag per word, predicted on the word's first token (its
 last for a left-to-right model such as GPT, which has read the whole word only there).
 
-Every family's ``AutoModelForTokenClassification`` is fine-tuned the same way. Words come pre-split (CoNLL-2003,
-CoNLL-U, or a ``tokens`` column); the tokenizer encodes them with ``is_split_into_words=True`` and each word's tag is
-put on its first sub-token, -100 (ignored) on the rest and on special tokens, as transformers' ``run_ner.py`` does.
+Every family's ``AutoModelForTokenClassification`` is fine-tuned the same way. Words come pre-split (CoNLL-2003 or
+CoNLL-U, recognised by name or, as for CoNLL-2003's ``train.txt``, by content; or a ``tokens`` column); the
+tokenizer encodes them with ``is_split_into_words=True`` and each word's tag is put on its first sub-token, -100
+(ignored) on the rest and on special tokens, as transformers' ``run_ner.py`` does.
 BERT's WordPiece and GPT's BPE split words into sub-tokens (``word_ids()`` says which); the word-level tokenizers of
 NNLM and word2vec, and ELMo's character tokenizer, give one token per word.
 
