@@ -99,12 +99,12 @@ class Word2VecObjective(PretrainingObjective):
         return config
 
     def prepare(self, dataset, tokenizer, split):
+        max_words = self.args.max_seq_length  # longer sentences are cut into pieces (gensim: 10,000 words)
+
         def tokenize(batch):
             texts = [line for line in batch["text"] if line.strip()]
             ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if texts else []
             return {"input_ids": [piece for sentence in ids for piece in chunk_sentence(sentence, max_words)]}
-
-        max_words = self.args.max_seq_length
 
         examples = dataset.map(tokenize, batched=True, remove_columns=["text"],
                                num_proc=self.args.preprocessing_num_workers, desc=f"Tokenizing {split}")
