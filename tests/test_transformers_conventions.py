@@ -704,6 +704,43 @@ def test_new_heads_are_initialised_and_mismatched_sizes_reinitialised(family, tm
     assert five.classifier.weight.shape == (5, 64) and 0.01 < float(five.classifier.weight.detach().std()) < 0.03
 
 
+@pytest.mark.parametrize("case", ["bert:ForPreTraining", "bert:ForSequenceClassification", "gpt:ForCausalLM",
+                                  "gpt:ForMultipleChoice"])
+def test_a_head_checkpoint_loads_into_the_bare_model(case, tmp_path):
+    model, *_ = make_case(case)
+    model.save_pretrained(tmp_path)
+    bare_class = type(model.base_model)
+    bare, info = bare_class.from_pretrained(tmp_path, output_loading_info=True)
+    assert not info["missing_keys"]  # the head's weights are left out, the body's all found
+    for name, tensor in bare.state_dict().items():
+        torch.testing.assert_close(tensor, model.base_model.state_dict()[name], msg=name)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+@pytest.mark.parametrize("problem_type, num_labels, make_labels", [
+    ("regression", 1, lambda: torch.randn(B)),
+    ("single_label_classification", 3, lambda: torch.tensor([0, 2, 1])),
+    ("multi_label_classification", 3, lambda: torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])),
+])
+def test_sequence_classification_problem_types(family, problem_type, num_labels, make_labels):
+    prefix = "Bert" if family == "bert" else "GPT"
+    overrides = dict(num_labels=num_labels, **({} if family == "bert" else {"lm_loss_weight": 0.0}))
+    config = bert_config(**overrides) if family == "bert" else gpt_config(**overrides)
+    model = getattr(hf_lineage, f"Lineage{prefix}ForSequenceClassification")(config).eval()
+    input_ids, attention_mask = padded_ids()
+    labels = make_labels()
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    assert model.config.problem_type == problem_type  # inferred from num_labels and the labels' dtype
+    logits = out.logits.float()
+    expected = {
+        "regression": lambda: F.mse_loss(logits.squeeze(-1), labels),
+        "single_label_classification": lambda: F.cross_entropy(logits, labels),
+        "multi_label_classification": lambda: F.binary_cross_entropy_with_logits(logits, labels),
+    }[problem_type]()
+    torch.testing.assert_close(out.loss, expected)
+
+
 def test_a_replacement_mlm_decoder_with_a_bias_brings_its_bias():
     model, inputs, _, _ = make_case("bert:ForMaskedLM")
     decoder = nn.Linear(model.config.hidden_size, V + 5)
@@ -712,3 +749,14 @@ def test_a_replacement_mlm_decoder_with_a_bias_brings_its_bias():
     assert decoder.bias is None  # one output bias, the head's
     with torch.no_grad():
         assert model(**inputs).logits.shape == (B, T, V + 5)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_a_static_cache_is_refused_by_name(family):
+    """Not supported: the attention takes the cached keys as they come (past + new); a fixed-length cache would
+    hand back its unused slots. The dynamic cache (generate()'s default) is the one these models use."""
+    model = causal_model(family)
+    input_ids = torch.randint(5, V, (2, 5), generator=torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match=f"lineage-{family} supports the dynamic cache only.*StaticCache"):
+        model.generate(input_ids, **GENERATE, cache_implementation="static")
+    assert model.generate(input_ids, **GENERATE, cache_implementation="dynamic").shape == (2, 11)

@@ -35,6 +35,7 @@ from .modeling_lineage_utils import (
     attention_implementation,
     cache_argument,
     causal_attention_mask,
+    check_dynamic_cache,
     check_ids_in_range,
     check_same_shape,
     classifier_dropout,
@@ -246,6 +247,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
     ):
         config = self.config
         past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
+        check_dynamic_cache(past_key_values, config)
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
         return_dict = config_flag(return_dict, config.return_dict)

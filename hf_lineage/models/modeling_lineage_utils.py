@@ -288,6 +288,17 @@ def cache_argument(cache, past_key_values):
     return past_key_values if cache is None else cache
 
 
+def check_dynamic_cache(cache, config) -> None:
+    """The Transformers' attention takes the cached keys as they come back from ``update`` (past + new positions):
+    a cache of fixed length (``cache_implementation="static"``, what ``torch.compile`` of the decoding step needs)
+    would hand back unused slots as keys. Refused by name instead of failing on a mask shape."""
+    if cache is not None and getattr(cache, "is_compileable", False):
+        raise ValueError(
+            f"{config.model_type} supports the dynamic cache only (DynamicCache, generate()'s default), not "
+            f"{type(cache).__name__}: leave cache_implementation unset (or 'dynamic')"
+        )
+
+
 def with_cache(cache) -> dict:
     """``{CACHE_FIELD: cache}``: keyword arguments that put a cache into any transformers output class."""
     return {CACHE_FIELD: cache}
