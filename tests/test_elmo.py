@@ -24,7 +24,7 @@ from hf_lineage import (
 from hf_lineage.models import modeling_lineage_elmo
 from hf_lineage.models.modeling_lineage_elmo import LineageElmoLSTMLayer, LineageElmoScalarMix, reverse_padded
 
-from conftest import SHARED_DATA, run_without_hf_lineage
+from conftest import REPO, run_without_hf_lineage
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "river", "bank", "money"]
 VOCAB = ["<pad>", "<UNK>", "<S>", "</S>", *WORDS]
@@ -904,23 +904,28 @@ def test_polysemy_a_trained_biLM_separates_two_senses_of_bank():
 
 
 @pytest.fixture(scope="module")
-def ptb_text(tmp_path_factory):
-    source = SHARED_DATA / "ptb" / "ptb.train.txt"
-    if not source.is_file():
-        pytest.skip("shared PTB data not available")
-    root = tmp_path_factory.mktemp("ptb")
-    lines = source.read_text().splitlines()
-    (root / "train.txt").write_text("\n".join(lines[:600]) + "\n")
-    (root / "valid.txt").write_text("\n".join(lines[600:700]) + "\n")
+def sentence_text(tmp_path_factory):
+    """One lower-cased sentence per line, as in PTB (which may not be redistributed), cut from the package's
+    WikiText-2 sample: 600 for training, 100 for validation."""
+    sample = REPO / "hf_lineage" / "lineage" / "samples" / "corpus.train.txt"
+    sentences = []
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.strip().startswith("="):  # paragraphs, not headings or blank lines
+            sentences += [s.strip().lower() + " ." for s in line.split(" . ") if s.strip()]
+        if len(sentences) >= 700:
+            break
+    root = tmp_path_factory.mktemp("sentences")
+    (root / "train.txt").write_text("\n".join(sentences[:600]) + "\n", encoding="utf-8")
+    (root / "valid.txt").write_text("\n".join(sentences[600:700]) + "\n", encoding="utf-8")
     return root
 
 
-def test_pretrain_elmo_end_to_end(ptb_text, tmp_path):
+def test_pretrain_elmo_end_to_end(sentence_text, tmp_path):
     from hf_lineage.cli import main
 
     out = tmp_path / "elmo"
-    code = main(["pretrain", "elmo", "--train-file", str(ptb_text / "train.txt"), "--validation-file",
-                 str(ptb_text / "valid.txt"), "--output-dir", str(out), "--vocab-size", "800", "--max-seq-length",
+    code = main(["pretrain", "elmo", "--train-file", str(sentence_text / "train.txt"), "--validation-file",
+                 str(sentence_text / "valid.txt"), "--output-dir", str(out), "--vocab-size", "800", "--max-seq-length",
                  "40", "--per-device-batch-size", "16", "--max-steps", "30", "--report-to", "none",
                  "--set", "cell_clip=null", "--set", "proj_clip=null"])
     assert code == 0
