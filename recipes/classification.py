@@ -3,8 +3,10 @@
 accuracy and macro-F1 (and F1 of the positive class with two classes).
 
     python recipes/classification.py --model_name_or_path out/gpt \\
-        --train_file ../shared/data/glue_sst2/train.tsv --validation_file ../shared/data/glue_sst2/dev.tsv \\
+        --train_file glue_sst2/train.tsv --validation_file glue_sst2/dev.tsv \\
         --do_train --do_eval --output_dir ft/gpt-sst2
+    python recipes/classification.py --model_name_or_path out/bert --train_file trec/train_5500.label \
+        --validation_file trec/TREC_10.label --trec_labels fine --do_train --do_eval --output_dir ft/bert-trec50
 
 Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:
 hf_lineage/tasks/classification.py.

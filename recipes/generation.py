@@ -5,7 +5,7 @@ summarisation-style tables — with Seq2SeqTrainer: GPT, NNLM, word2vec and ELMo
 ``--decoder_model_name_or_path`` a lineage GPT). sacreBLEU and ROUGE with ``--predict_with_generate``.
 
     python recipes/generation.py --model_name_or_path out/gpt \\
-        --train_file ../shared/data/multi30k/train --validation_file ../shared/data/multi30k/val \\
+        --train_file multi30k/train --validation_file multi30k/val \\
         --source_lang de --target_lang en --do_train --do_eval --predict_with_generate --output_dir ft/gpt-de-en
 
 Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:

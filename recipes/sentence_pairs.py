@@ -4,7 +4,7 @@ segments, GPT through the paper's transformations (``--pair_task entailment|simi
 each sentence on its own. Accuracy, macro-F1, F1.
 
     python recipes/sentence_pairs.py --model_name_or_path out/bert \\
-        --train_file ../shared/data/glue_mrpc/train.tsv --validation_file ../shared/data/glue_mrpc/dev.tsv \\
+        --train_file glue_mrpc/train.tsv --validation_file glue_mrpc/dev.tsv \\
         --do_train --do_eval --output_dir ft/bert-mrpc
 
 Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:

@@ -3,8 +3,10 @@
 per-word accuracy). A tag per word, on the word's first token.
 
     python recipes/sequence_labeling.py --model_name_or_path out/bert \\
-        --train_file ../shared/data/conll2003/eng.train --validation_file ../shared/data/conll2003/eng.testa \\
+        --train_file conll2003/eng.train --validation_file conll2003/eng.testa \\
         --do_train --do_eval --output_dir ft/bert-ner
+
+CoNLL-2003 files of other names (``train.txt``, ``valid.txt``) and CoNLL-U ones are recognised by their lines.
 
 Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details: hf_lineage/tasks/labeling.py.
 """
