@@ -954,7 +954,7 @@ def test_elmo_objective_sentences_collator_and_optimiser():
     from hf_lineage.objectives.elmo import ElmoObjective, elmo_tokenizer_from_corpus
     from hf_lineage.pretrain import PretrainArguments, resolve_defaults
 
-    args = PretrainArguments(family="elmo", output_dir="unused", max_seq_length=5)
+    args = PretrainArguments(family="elmo", output_dir="unused", config="original", max_seq_length=5)
     objective = ElmoObjective(args)
     resolve_defaults(args, objective)
     assert (args.learning_rate, args.lr_scheduler, args.max_grad_norm, args.per_device_batch_size) == (

@@ -714,7 +714,7 @@ def test_gpt_objective_packs_documents_with_end_of_text_and_uses_the_papers_opti
     from hf_lineage.pretrain import PretrainArguments, resolve_defaults
     from hf_lineage.tokenization import train_bpe_tokenizer
 
-    args = PretrainArguments(family="gpt", output_dir="unused", max_seq_length=32)
+    args = PretrainArguments(family="gpt", output_dir="unused", config="gpt", max_seq_length=32)  # the paper's size
     objective = GPTObjective(args)
     resolve_defaults(args, objective)
     assert (args.learning_rate, args.lr_scheduler, args.warmup_steps, args.weight_decay, args.adam_epsilon,
