@@ -60,7 +60,8 @@ def test_transformers_own_keys_are_accepted(family):
                   auto_map={"AutoConfig": "x.Y"}, transformers_version="5.16.0", output_hidden_states=True,
                   pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=family in ("bert", "gpt"),
                   # configs saved by older releases: generation settings and retired keys still load
-                  max_length=20, num_beams=1, use_bfloat16=False, torchscript=False, _commit_hash="abc")
+                  max_length=20, num_beams=1, use_bfloat16=False, torchscript=False, _commit_hash="abc",
+                  attn_implementation="eager", quantization_config={"quant_method": "bitsandbytes"})
     assert config.num_labels == 2 and config.output_hidden_states and str(config.dtype) == "torch.float32"
 
 
