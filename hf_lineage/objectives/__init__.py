@@ -68,7 +68,7 @@ class PretrainingObjective:
     def prepare_stream(self, dataset, tokenizer, split):
         """For ``--streaming``: given a ``datasets.IterableDataset`` with a ``text`` column, return a function of the
         epoch that yields the examples the collator takes, deterministically for a given epoch."""
-        raise NotImplementedError(f"{self.family} does not support --streaming yet")
+        raise ValueError(f"{self.family} does not support --streaming")  # a clear CLI error, not a traceback
 
     def collator(self, tokenizer):
         raise NotImplementedError
