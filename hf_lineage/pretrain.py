@@ -341,6 +341,10 @@ def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
     # The tokenizer's limit is what the model accepts (its positions; none for the recurrent and n-gram families),
     # not the pre-training block size: pipelines and the recipes truncate to it.
     tokenizer.model_max_length = getattr(model.config, "max_position_embeddings", None) or VERY_LARGE_INTEGER
+    if hasattr(model, "set_vocabulary_characters"):
+        # ELMo reads words through their characters: with its vocabulary's characters stored, the saved LM takes
+        # word ids alone, which is all generate() and the text-generation pipeline give it.
+        model.set_vocabulary_characters(tokenizer)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
     if model.config.model_type.removeprefix("lineage-") in CAUSAL_LM_FAMILIES:
