@@ -257,3 +257,13 @@ def test_every_scale_builds_a_valid_config_for_every_family(scale):
         config_class, _ = family_classes(family)
         config = config_class.from_named(named, **overrides)  # a ValueError naming the field if a size is invalid
         assert all(getattr(config, key) == value for key, value in overrides.items())
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_the_notes_name_word2vecs_threads_as_the_one_source_of_run_to_run_differences(monkeypatch, cpus):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    args = experiment.LineageArguments()
+    written = " ".join(experiment.notes(args, experiment.SCALES["tiny"]))
+    assert ("Not reproducible: word2vec's CPU trainer updates its vectors from 2 threads" in written) == (cpus > 1)
+    args.families = ["gpt", "bert"]
+    assert "Not reproducible" not in " ".join(experiment.notes(args, experiment.SCALES["tiny"]))
