@@ -338,12 +338,15 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; "
         f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
     ]
+    import torch
+
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if "word2vec" in args.families and threads > 1:
+    if "word2vec" in args.families and threads > 1 and not torch.cuda.is_available():  # else the engine trains it
         lines.append(f"Not reproducible: word2vec's CPU trainer updates its vectors from {threads} threads without "
                      "locks (Hogwild, as word2vec.c and gensim do), so its vectors, and the word2vec cells, differ "
-                     "slightly from run to run (two default runs: understanding scores by at most 0.011). Every other number is identical "
-                     "for the same arguments and seed; on one CPU word2vec is too.")
+                     "slightly from run to run (in two default runs on the reference machine the understanding "
+                     "scores moved by at most 0.011). Every other number is identical for the same arguments and "
+                     "seed; on one CPU word2vec is too.")
     tuned = {f: training for f, (_, _, training) in scale.families.items() if training and f in args.families}
     if tuned:
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")
