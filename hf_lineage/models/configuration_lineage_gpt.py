@@ -9,9 +9,8 @@ from typing import ClassVar
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
-from transformers.activations import ACT2FN
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs
+from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_transformer_fields
 
 
 @strict
@@ -92,14 +91,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
         for name in ("hidden_dropout_prob", "embedding_dropout_prob", "attention_probs_dropout_prob"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
-        if self.classifier_dropout is not None and not 0.0 <= self.classifier_dropout < 1.0:
-            raise ValueError(f"classifier_dropout must be in [0, 1) or None, got {self.classifier_dropout}")
-        if self.hidden_act not in ACT2FN:
-            raise ValueError(f"hidden_act must be one of transformers' activations ({', '.join(sorted(ACT2FN))}), "
-                             f"got {self.hidden_act!r}")
-        for name in ("initializer_range", "layer_norm_eps"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        check_transformer_fields(self)
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"pair_task must be 'entailment', 'similarity' or None, got {self.pair_task!r}")
         if self.pair_task == "similarity" and self.delimiter_token_id is None:

@@ -94,3 +94,18 @@ def check_task_fields(config) -> None:
             raise ValueError(f"{name} must be a positive integer, got {getattr(config, name)}")
     if not 0.0 <= config.task_dropout < 1.0:
         raise ValueError(f"task_dropout must be in [0, 1), got {config.task_dropout}")
+
+
+def check_transformer_fields(config) -> None:
+    """Validate the fields BERT and GPT share with transformers' own Transformer configs: ``hidden_act``,
+    ``initializer_range``, ``layer_norm_eps`` and ``classifier_dropout``. Raises a ValueError naming the field."""
+    from transformers.activations import ACT2FN
+
+    if config.hidden_act not in ACT2FN:
+        raise ValueError(f"hidden_act must be one of transformers' activations ({', '.join(sorted(ACT2FN))}), "
+                         f"got {config.hidden_act!r}")
+    for name in ("initializer_range", "layer_norm_eps"):
+        if not getattr(config, name) > 0:
+            raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
+    if config.classifier_dropout is not None and not 0.0 <= config.classifier_dropout < 1.0:
+        raise ValueError(f"classifier_dropout must be in [0, 1) or None, got {config.classifier_dropout}")
