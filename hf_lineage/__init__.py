@@ -14,7 +14,7 @@ from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
 from .registry import FAMILIES, register_all
 from .contextual import ContextualVectors
-from .fast import train_word2vec
+from .objectives.word2vec_cpu import train_word2vec
 from .vectors import WordVectors
 
 register_all()

@@ -25,6 +25,7 @@ from hf_lineage.data.word2vec import (
     learning_rate,
     noise_distribution,
     sample_ints,
+    sampling_tables,
     trainable_counts,
 )
 from hf_lineage.fast.word2vec_cpu import draw_noise_words
@@ -165,6 +166,12 @@ def test_learning_rate_decays_linearly_like_gensim():
 def test_trainable_counts_drop_specials_and_rare_words():
     counts = trainable_counts([50, 40, 0, 0, 9, 3, 1], special_ids=[0, 1, 2, 3], min_count=3)
     assert counts.tolist() == [0, 0, 0, 0, 9, 3, 0]
+
+
+def test_sampling_tables_keep_0_only_for_words_never_trained():
+    # With so small a sample every word's keep threshold rounds to 0, which the kernel reads as "never trained".
+    tables = sampling_tables(np.array([0, 0, 7, 10**9]), sample=1e-30, ns_exponent=0.75, hs=False)
+    assert tables.keep.tolist() == [0, 0, 1, 1]
 
 
 # --------------------------------------------------------------------------- the model
@@ -381,9 +388,11 @@ def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, n
     table = exp_table()
     expected = [m.copy() for m in (syn0, syn1neg, syn1)]
     initial = syn0.copy()
+    # The kernel reads the tables as the trainer builds them in one call; the plain loop, from their pieces.
+    tables = sampling_tables(COUNTS, config.sample, config.ns_exponent, hs)
     # min_alpha = alpha: a constant learning rate, so the plain loop need not track the decay
-    train_sentences(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, syn1, keep, *noise, tree.points, tree.codes,
-                    tree.lengths, table, architecture == "skipgram", True, config.window, negative, hs,
+    train_sentences(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, syn1, *tables, table,
+                    architecture == "skipgram", True, config.window, negative, hs,
                     np.float32(0.05), np.float32(0.05), 0.0, 1e9, 99)
     reference_train(corpus, starts, *expected, keep, noise, tree, table, config, np.float32(0.05), 99)
     for ours, reference in zip((syn0, syn1neg, syn1), expected):

@@ -11,16 +11,23 @@ The tables follow the C tool (word2vec.c) and gensim 4, computed from the corpus
 * ``keep_probabilities``: the chance a word survives frequent-word subsampling, (sqrt(f/(s·T)) + 1)·(s·T)/f;
 * ``learning_rate``: alpha decaying linearly to min_alpha over all words of all epochs.
 
-``DataCollatorForWord2Vec`` turns sentences of token ids into the training items ``LineageWord2VecForPreTraining``
-takes (subsampling, the dynamic window, noise words, Huffman paths), drawn from each example's ``mask_seed`` so a
-batch is the same whichever process, batch or resumed run builds it.
+This module is the one home of those tables, for both ways word2vec trains:
+
+* the engine path: ``DataCollatorForWord2Vec`` turns sentences of token ids into the training items
+  ``LineageWord2VecForPreTraining`` takes (subsampling, the dynamic window, noise words, Huffman paths), drawn from
+  each example's ``mask_seed`` so a batch is the same whichever process, batch or resumed run builds it;
+* the CPU trainer: ``sampling_tables`` gives the same tables as the plain integer arrays its numba kernels read
+  (``hf_lineage.fast.word2vec_cpu``), built in one call.
+
+It depends on numpy and torch only; what reads a corpus or builds a model sits at the objectives level
+(``hf_lineage.objectives.word2vec`` and ``word2vec_cpu``).
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -181,6 +188,36 @@ def huffman_tree(counts: np.ndarray) -> HuffmanTree:
         codes[w, : len(code)] = code
         points[w, : len(point)] = point
     return HuffmanTree(codes, points, lengths)
+
+
+class SamplingTables(NamedTuple):
+    """The tables of one vocabulary as the CPU kernels read them, all plain arrays indexed by token id.
+
+    ``keep``: uint32 subsampling threshold (``sample_ints``), 0 only for ids never trained; ``noise_*``: the alias
+    table of the noise distribution; ``points``, ``codes``, ``lengths``: the Huffman tree (one dummy row without
+    hierarchical softmax, which then never reads it). The fields are in the order the kernel
+    (``hf_lineage.fast.word2vec_cpu.train_sentences``) takes them."""
+
+    keep: np.ndarray
+    noise_ids: np.ndarray
+    noise_alias: np.ndarray
+    noise_thresholds: np.ndarray
+    points: np.ndarray
+    codes: np.ndarray
+    lengths: np.ndarray
+
+
+def sampling_tables(counts: np.ndarray, sample: float, ns_exponent: float, hs: bool) -> SamplingTables:
+    """The ``SamplingTables`` of trainable ``counts`` (from ``trainable_counts``) for a config's ``sample``,
+    ``ns_exponent`` and ``hs``."""
+    keep = sample_ints(keep_probabilities(counts, sample))
+    keep[(counts > 0) & (keep == 0)] = 1  # a kept-with-probability-~0 word must not read as "never trained"
+    if hs:
+        tree = huffman_tree(counts)
+    else:
+        tree = HuffmanTree(np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.int32), np.zeros(1, np.int32))
+    return SamplingTables(keep, *alias_table(noise_distribution(counts, ns_exponent)), tree.points, tree.codes,
+                          tree.lengths)
 
 
 def learning_rate(alpha: float, min_alpha: float, words_done: float, total_words: float) -> float:

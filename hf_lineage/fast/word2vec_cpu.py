@@ -1,4 +1,4 @@
-"""word2vec on CPU: the C tool's Hogwild SGD in numba, and ``train_word2vec``.
+"""word2vec on CPU: the C tool's Hogwild SGD in numba, and the threads that run it (``train_hogwild``).
 
 Each worker thread takes a job (a run of sentences, ~``JOB_WORDS`` words) and trains on it in a numba kernel that
 holds no GIL, updating the shared float32 matrices without locks, as word2vec.c's threads and gensim's workers do.
@@ -16,32 +16,22 @@ What the kernel does per sentence is word2vec.c's ``TrainModelThread``:
 
 Where it departs from word2vec.c, for speed only: noise words are drawn with the alias method (two small tables,
 exact) instead of a 10⁸-entry table, and the random generator is xorshift64* (the C tool's is a 48-bit LCG).
+
+Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
+(``hf_lineage.data.word2vec.sampling_tables``, their one home). Reading text, building the tokenizer, config and
+model, and saving are ``hf_lineage.train_word2vec`` (``hf_lineage.objectives.word2vec_cpu``); this module imports
+nothing from the package, so it stays below every layer that calls it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import threading
 import time
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 from numba import njit
-
-from ..data.word2vec import (
-    MAX_SENTENCE_WORDS,
-    alias_table,
-    check_vocabulary,
-    huffman_tree,
-    keep_probabilities,
-    noise_distribution,
-    sample_ints,
-    trainable_counts,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -227,58 +217,7 @@ def draw_noise_words(noise_ids, noise_alias, noise_thresholds, n, seed):
     return out
 
 
-# --------------------------------------------------------------------------- corpus
-
-
-def _read_lines(corpus):
-    """(files or None, a function returning an iterable of lines). ``corpus`` is a path, a list of paths, or an
-    iterable of lines or of token lists (gensim's format)."""
-    if isinstance(corpus, (str, os.PathLike)):
-        corpus = [corpus]
-        paths = True
-    else:
-        corpus = list(corpus)
-        paths = bool(corpus) and all(isinstance(c, os.PathLike) or (isinstance(c, str) and os.path.isfile(c))
-                                     for c in corpus)
-    if paths:
-        missing = [str(c) for c in corpus if not os.path.isfile(c)]
-        if missing:
-            raise ValueError(f"Corpus file(s) not found: {', '.join(missing)}")
-        files = [str(c) for c in corpus]
-
-        def lines():
-            for path in files:
-                with open(path, encoding="utf-8") as f:
-                    yield from f
-
-        return files, lines
-    items = [item if isinstance(item, str) else " ".join(item) for item in corpus]
-    return None, lambda: iter(items)
-
-
-def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
-    """(token ids int32, sentence starts int64): one sentence per non-empty line, cut at MAX_SENTENCE_WORDS."""
-    backend = tokenizer.backend_tokenizer
-    pieces, lengths, batch = [], [], []
-
-    def flush():
-        for encoding in backend.encode_batch(batch, add_special_tokens=False):
-            ids = np.asarray(encoding.ids, dtype=np.int32)
-            for start in range(0, len(ids), MAX_SENTENCE_WORDS):
-                pieces.append(ids[start : start + MAX_SENTENCE_WORDS])
-                lengths.append(len(pieces[-1]))
-        batch.clear()
-
-    for line in lines:
-        if line.strip():
-            batch.append(line)
-            if len(batch) == batch_lines:
-                flush()
-    flush()
-    corpus = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    return corpus, starts
+# --------------------------------------------------------------------------- the threads
 
 
 def _jobs(starts: np.ndarray, words: int) -> list[tuple[int, int]]:
@@ -293,110 +232,20 @@ def _jobs(starts: np.ndarray, words: int) -> list[tuple[int, int]]:
     return jobs
 
 
-# --------------------------------------------------------------------------- the Python API
-
-
-def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int = 1, output_dir=None,
-                   config=None, **config_fields):
-    """Train word2vec on CPU as the C tool and gensim do; returns ``(LineageWord2VecForPreTraining, tokenizer)``.
-
-    ``corpus``: a text file path (one sentence per line, whitespace-tokenized), a list of paths, or an iterable of
-    lines or of token lists (gensim's format). ``tokenizer``: a word-level tokenizer (default: one is built with
-    ``train_wordlevel_tokenizer(min_count=...)``). ``workers``: threads (default: the CPUs this process may use).
-    ``config``: a config or a named config ("gensim", "mikolov2013", "tiny"); keyword arguments set config fields
-    (``architecture``, ``vector_size``, ``window``, ``negative``, ``hs``, ``sample``, ``epochs`` ...).
-    With ``output_dir`` the model, the tokenizer and ``train_results.json`` are written there
-    (``AutoModel.from_pretrained(output_dir)`` loads them).
-
-    Example::
-
-        >>> from hf_lineage import train_word2vec
-        >>> model, tokenizer = train_word2vec("corpus.txt", architecture="skipgram", vector_size=100,
-        ...                                   window=5, negative=5, epochs=5, workers=2)   # doctest: +SKIP
-        >>> model.train_results["effective_words_per_second"]                               # doctest: +SKIP
-    """
-    import torch
-
-    from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
-    from ..tokenization import train_wordlevel_tokenizer
-    from ..tokenization.trainers import WORD_COUNTS_KEY
-
-    if isinstance(config, str):
-        LineageWord2VecConfig.from_named(config)  # a ValueError naming the choices when unknown
-        config_fields = {**LineageWord2VecConfig.named_sizes[config], **config_fields}
-    elif config is not None:
-        base = config.to_diff_dict()
-        for key in ("model_type", "transformers_version", "auto_map", "architectures", "vocab_size"):
-            base.pop(key, None)
-        config_fields = {**base, **config_fields}
-    # Validate the settings before reading the corpus (the vocabulary size is not known yet).
-    LineageWord2VecConfig(**{**config_fields, "vocab_size": 2**31 - 1})
-    min_count = config_fields.get("min_count", LineageWord2VecConfig.min_count)
-    workers = workers or len(os.sched_getaffinity(0))
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-
-    started = time.time()
-    files, lines = _read_lines(corpus)
-    if tokenizer is None:
-        if not any(line.strip() for line in lines()):
-            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
-        tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
-    corpus_ids, starts = encode_corpus(tokenizer, lines())
-    if len(corpus_ids) == 0:
-        raise ValueError("The corpus is empty: it holds no words")
-    if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is not None:
-        counts = tokenizer.init_kwargs[WORD_COUNTS_KEY]
-    else:
-        counts = np.bincount(corpus_ids, minlength=len(tokenizer))
-    counts = trainable_counts(counts, tokenizer.all_special_ids, min_count)
-    check_vocabulary(counts, min_count)
-
-    config = LineageWord2VecConfig(**{**config_fields, "vocab_size": len(tokenizer),
-                                      "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-                                      "eos_token_id": tokenizer.eos_token_id})
-    torch.manual_seed(seed)
-    model = LineageWord2VecForPreTraining(config)
-    model.word_counts.copy_(torch.from_numpy(counts))
-    results = train_word2vec_arrays(model, corpus_ids, starts, workers=workers, seed=seed)
-    results["preparation_seconds"] = results.pop("started") - started
-    model.train_results = results
-    if output_dir is not None:
-        from ..pretrain import save_final
-
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        card = (f"\n## Training\n\n`hf_lineage.train_word2vec` (CPU, {workers} workers): {results['epochs']} epochs "
-                f"over {results['raw_words'] // results['epochs']:,} words, "
-                f"{results['effective_words_per_second']:,.0f} effective words/s.\n")
-        save_final(model, tokenizer, out, card)
-        (out / "train_results.json").write_text(json.dumps(results, indent=2))
-    return model, tokenizer
-
-
-def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, workers: int = 1, seed: int = 1,
-                          log_every: float = 10.0) -> dict:
-    """Train ``model`` (a ``LineageWord2VecForPreTraining`` whose ``word_counts`` are set) in place on an encoded
-    corpus; returns the training numbers. The kernels write straight into the model's weight tensors."""
-    config = model.config
-    counts = model.word_counts.numpy()
-    check_vocabulary(counts, config.min_count)
-    keep = sample_ints(keep_probabilities(counts, config.sample))
-    keep[(counts > 0) & (keep == 0)] = 1  # a kept-with-probability-~0 word must not read as "never trained"
-    noise = alias_table(noise_distribution(counts, config.ns_exponent))
-    if config.hs:
-        tree = huffman_tree(counts)
-        points, codes, lengths = tree.points, tree.codes, tree.lengths
-    else:
-        points, codes, lengths = np.zeros((1, 1), np.int32), np.zeros((1, 1), np.uint8), np.zeros(1, np.int32)
-    syn0 = model.word2vec.input_vectors.weight.data.numpy()
-    empty = np.zeros((1, syn0.shape[1]), dtype=np.float32)
-    syn1neg = model.output_vectors.weight.data.numpy() if config.negative > 0 else empty
-    syn1 = model.inner_node_vectors.weight.data.numpy() if config.hs else empty
+def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, syn1neg: np.ndarray,
+                  syn1: np.ndarray, tables, *, skipgram: bool, cbow_mean: bool, window: int, negative: int, hs: bool,
+                  alpha: float, min_alpha: float, epochs: int, workers: int = 1, seed: int = 1,
+                  log_every: float = 10.0) -> dict:
+    """Train the float32 matrices ``syn0`` (input vectors), ``syn1neg`` (output vectors) and ``syn1`` (inner-node
+    vectors) in place, ``epochs`` passes over the sentences ``corpus_ids[starts[i]:starts[i + 1]]`` on ``workers``
+    threads; returns the training numbers. ``tables``: the vocabulary's ``SamplingTables``, seven plain arrays in
+    the order ``train_sentences`` takes them (keep, noise ids, aliases and thresholds, Huffman points, codes and
+    lengths).
+    One worker and one seed give the same matrices every run; more workers race, as in the C tool."""
     table = exp_table()
     jobs = _jobs(starts, JOB_WORDS)
     words_per_epoch = int(starts[-1])
-    total_words = float(words_per_epoch * config.epochs)
+    total_words = float(words_per_epoch * epochs)
     corpus_ids = np.ascontiguousarray(corpus_ids, dtype=np.int32)
 
     lock = threading.Lock()
@@ -407,9 +256,8 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
             words_before = progress["raw"]  # words handed out so far: the learning-rate clock
             progress["raw"] += int(starts[last] - starts[first])
         effective, _ = train_sentences(
-            corpus_ids, starts, first, last, syn0, syn1neg, syn1, keep, noise[0], noise[1], noise[2], points, codes,
-            lengths, table, config.architecture == "skipgram", config.cbow_mean, config.window, config.negative,
-            config.hs, np.float32(config.alpha), np.float32(config.min_alpha), float(words_before), total_words,
+            corpus_ids, starts, first, last, syn0, syn1neg, syn1, *tables, table, skipgram, cbow_mean, window,
+            negative, hs, np.float32(alpha), np.float32(min_alpha), float(words_before), total_words,
             (seed * 1_000_003 + epoch) * 1_000_033 + job_index,
         )
         with lock:
@@ -417,7 +265,7 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
 
     started = time.time()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for epoch in range(config.epochs):
+        for epoch in range(epochs):
             futures = [pool.submit(run, i, epoch, first, last) for i, (first, last) in enumerate(jobs)]
             for future in futures:
                 future.result()
@@ -430,7 +278,7 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
                         progress["effective"], progress["effective"] / (time.time() - started))
     runtime = max(time.time() - started, 1e-9)
     results = {
-        "backend": "cpu", "workers": workers, "epochs": config.epochs, "train_runtime": runtime,
+        "backend": "cpu", "workers": workers, "epochs": epochs, "train_runtime": runtime,
         "raw_words": progress["raw"], "effective_words": progress["effective"],
         "words_per_second": progress["raw"] / runtime, "effective_words_per_second": progress["effective"] / runtime,
         "started": started,

@@ -5,7 +5,8 @@
 
 Both backends train the same model on the same vocabulary and write the same folder (model, tokenizer,
 ``train_results.json``). ``--backend auto`` (the default) takes the CPU trainer when no GPU is visible and one
-process runs, the engine otherwise.
+process runs, the engine otherwise. The CPU trainer is ``hf_lineage.train_word2vec`` (``word2vec_cpu`` beside this
+module); both paths take their vocabulary tables from ``hf_lineage.data.word2vec``.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ class Word2VecObjective(PretrainingObjective):
         """The CPU trainer (``hf_lineage.train_word2vec``) with the command line's corpus, config and output."""
         import shutil
 
-        from ..fast.word2vec_cpu import train_word2vec
+        from .word2vec_cpu import train_word2vec
 
         if args.tokenizer:
             from transformers import AutoTokenizer

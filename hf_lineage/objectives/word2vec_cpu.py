@@ -1,0 +1,164 @@
+"""``train_word2vec``: word2vec trained on CPU as the C tool and gensim do, from text to a saved model.
+
+The glue around the numba trainer: read the corpus, build or take the word-level tokenizer, encode the corpus to
+token-id arrays, build the config and ``LineageWord2VecForPreTraining``, and hand the model's weight matrices and
+the vocabulary's tables to ``hf_lineage.fast.word2vec_cpu.train_hogwild``, which trains them in place. It sits at
+the objectives level because it builds tokenizers and models; the kernels below it take arrays only, and the
+tables come from ``hf_lineage.data.word2vec``. ``Word2VecObjective.train_cpu`` (``--backend cpu``) calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..data.word2vec import check_vocabulary, chunk_sentence, sampling_tables, trainable_counts
+from ..fast.word2vec_cpu import train_hogwild
+from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
+from ..tokenization import train_wordlevel_tokenizer
+from ..tokenization.trainers import WORD_COUNTS_KEY
+
+
+def _read_lines(corpus):
+    """(files or None, a function returning an iterable of lines). ``corpus`` is a path, a list of paths, or an
+    iterable of lines or of token lists (gensim's format)."""
+    if isinstance(corpus, (str, os.PathLike)):
+        corpus = [corpus]
+        paths = True
+    else:
+        corpus = list(corpus)
+        paths = bool(corpus) and all(isinstance(c, os.PathLike) or (isinstance(c, str) and os.path.isfile(c))
+                                     for c in corpus)
+    if paths:
+        missing = [str(c) for c in corpus if not os.path.isfile(c)]
+        if missing:
+            raise ValueError(f"Corpus file(s) not found: {', '.join(missing)}")
+        files = [str(c) for c in corpus]
+
+        def lines():
+            for path in files:
+                with open(path, encoding="utf-8") as f:
+                    yield from f
+
+        return files, lines
+    items = [item if isinstance(item, str) else " ".join(item) for item in corpus]
+    return None, lambda: iter(items)
+
+
+def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
+    """(token ids int32, sentence starts int64): one sentence per non-empty line, cut at MAX_SENTENCE_WORDS."""
+    backend = tokenizer.backend_tokenizer
+    pieces, batch = [], []
+
+    def flush():
+        for encoding in backend.encode_batch(batch, add_special_tokens=False):
+            pieces.extend(chunk_sentence(np.asarray(encoding.ids, dtype=np.int32)))
+        batch.clear()
+
+    for line in lines:
+        if line.strip():
+            batch.append(line)
+            if len(batch) == batch_lines:
+                flush()
+    flush()
+    corpus = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+    starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(piece) for piece in pieces], out=starts[1:])
+    return corpus, starts
+
+
+def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int = 1, output_dir=None,
+                   config=None, **config_fields):
+    """Train word2vec on CPU as the C tool and gensim do; returns ``(LineageWord2VecForPreTraining, tokenizer)``.
+
+    ``corpus``: a text file path (one sentence per line, whitespace-tokenized), a list of paths, or an iterable of
+    lines or of token lists (gensim's format). ``tokenizer``: a word-level tokenizer (default: one is built with
+    ``train_wordlevel_tokenizer(min_count=...)``). ``workers``: threads (default: the CPUs this process may use).
+    ``config``: a config or a named config ("gensim", "mikolov2013", "tiny"); keyword arguments set config fields
+    (``architecture``, ``vector_size``, ``window``, ``negative``, ``hs``, ``sample``, ``epochs`` ...).
+    With ``output_dir`` the model, the tokenizer and ``train_results.json`` are written there
+    (``AutoModel.from_pretrained(output_dir)`` loads them).
+
+    Example::
+
+        >>> from hf_lineage import train_word2vec
+        >>> model, tokenizer = train_word2vec("corpus.txt", architecture="skipgram", vector_size=100,
+        ...                                   window=5, negative=5, epochs=5, workers=2)   # doctest: +SKIP
+        >>> model.train_results["effective_words_per_second"]                               # doctest: +SKIP
+    """
+    if isinstance(config, str):
+        LineageWord2VecConfig.from_named(config)  # a ValueError naming the choices when unknown
+        config_fields = {**LineageWord2VecConfig.named_sizes[config], **config_fields}
+    elif config is not None:
+        base = config.to_diff_dict()
+        for key in ("model_type", "transformers_version", "auto_map", "architectures", "vocab_size"):
+            base.pop(key, None)
+        config_fields = {**base, **config_fields}
+    # Validate the settings before reading the corpus (the vocabulary size is not known yet).
+    LineageWord2VecConfig(**{**config_fields, "vocab_size": 2**31 - 1})
+    min_count = config_fields.get("min_count", LineageWord2VecConfig.min_count)
+    workers = workers or len(os.sched_getaffinity(0))
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+
+    started = time.time()
+    files, lines = _read_lines(corpus)
+    if tokenizer is None:
+        if not any(line.strip() for line in lines()):
+            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+        tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
+    corpus_ids, starts = encode_corpus(tokenizer, lines())
+    if len(corpus_ids) == 0:
+        raise ValueError("The corpus is empty: it holds no words")
+    if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is not None:
+        counts = tokenizer.init_kwargs[WORD_COUNTS_KEY]
+    else:
+        counts = np.bincount(corpus_ids, minlength=len(tokenizer))
+    counts = trainable_counts(counts, tokenizer.all_special_ids, min_count)
+    check_vocabulary(counts, min_count)
+
+    config = LineageWord2VecConfig(**{**config_fields, "vocab_size": len(tokenizer),
+                                      "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
+                                      "eos_token_id": tokenizer.eos_token_id})
+    torch.manual_seed(seed)
+    model = LineageWord2VecForPreTraining(config)
+    model.word_counts.copy_(torch.from_numpy(counts))
+    results = train_word2vec_arrays(model, corpus_ids, starts, workers=workers, seed=seed)
+    results["preparation_seconds"] = results.pop("started") - started
+    model.train_results = results
+    if output_dir is not None:
+        from ..pretrain import save_final
+
+        out = Path(output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        card = (f"\n## Training\n\n`hf_lineage.train_word2vec` (CPU, {workers} workers): {results['epochs']} epochs "
+                f"over {results['raw_words'] // results['epochs']:,} words, "
+                f"{results['effective_words_per_second']:,.0f} effective words/s.\n")
+        save_final(model, tokenizer, out, card)
+        (out / "train_results.json").write_text(json.dumps(results, indent=2))
+    return model, tokenizer
+
+
+def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, workers: int = 1, seed: int = 1,
+                          log_every: float = 10.0) -> dict:
+    """Train ``model`` (a ``LineageWord2VecForPreTraining`` whose ``word_counts`` are set) in place on an encoded
+    corpus; returns the training numbers. The kernels write straight into the model's weight tensors."""
+    config = model.config
+    counts = model.word_counts.numpy()
+    check_vocabulary(counts, config.min_count)
+    syn0 = model.word2vec.input_vectors.weight.data.numpy()
+    empty = np.zeros((1, syn0.shape[1]), dtype=np.float32)
+    syn1neg = model.output_vectors.weight.data.numpy() if config.negative > 0 else empty
+    syn1 = model.inner_node_vectors.weight.data.numpy() if config.hs else empty
+    return train_hogwild(
+        corpus_ids, starts, syn0, syn1neg, syn1, sampling_tables(counts, config.sample, config.ns_exponent, config.hs),
+        skipgram=config.architecture == "skipgram", cbow_mean=config.cbow_mean, window=config.window,
+        negative=config.negative, hs=config.hs, alpha=config.alpha, min_alpha=config.min_alpha,
+        epochs=config.epochs, workers=workers, seed=seed, log_every=log_every,
+    )
