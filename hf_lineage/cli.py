@@ -42,7 +42,7 @@ def _families(args) -> int:
 
 def _finetune(args) -> int:
     from .tasks import classification, generation, labeling
-    from .tasks.common import run_cli
+    from .tasks.arguments import run_cli
 
     main = {
         "sequence_labeling": labeling.main,

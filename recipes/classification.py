@@ -17,7 +17,7 @@ import sys
 from transformers import TrainingArguments
 
 from hf_lineage.tasks import classification
-from hf_lineage.tasks.common import parse_arguments, run_cli
+from hf_lineage.tasks.arguments import parse_arguments, run_cli
 
 
 def main(argv=None):

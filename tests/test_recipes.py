@@ -22,7 +22,7 @@ import hf_lineage
 from hf_lineage.data.readers import read_conll2003, read_conllu
 from hf_lineage.registry import FAMILIES
 from hf_lineage.tasks import classification, generation, labeling
-from hf_lineage.tasks.common import run_cli
+from hf_lineage.tasks.arguments import run_cli
 
 from conftest import REPO
 from task_data import build_task_data
@@ -466,7 +466,8 @@ def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
     their names, GLUE's -1 ("no label") in test splits drops the label column, tag sequences are named too."""
     import datasets
 
-    from hf_lineage.tasks import common
+    from hf_lineage.tasks.arguments import DataTrainingArguments
+    from hf_lineage.tasks.data import load_splits
 
     sst2 = datasets.DatasetDict({
         "train": datasets.Dataset.from_dict(
@@ -488,35 +489,36 @@ def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
     translation = datasets.DatasetDict({"train": datasets.Dataset.from_dict(
         {"translation": [{"de": "Ein Hund", "en": "A dog"}]})})
     hub = {"glue": sst2, "conll2003": ner, "wmt": translation}
-    monkeypatch.setattr(common.datasets, "load_dataset", lambda name, config=None: hub[name])
+    monkeypatch.setattr(datasets, "load_dataset", lambda name, config=None: hub[name])
     args = transformers.TrainingArguments("unused", do_train=True, do_predict=True)
 
-    splits = common.load_splits("classification", common.DataTrainingArguments(dataset_name="glue",
-                                                                                dataset_config_name="sst2"), args)
+    splits = load_splits("classification", DataTrainingArguments(dataset_name="glue", dataset_config_name="sst2"),
+                         args)
     assert splits["train"].dataset.to_dict() == {"sentence": ["good", "bad"], "label": ["positive", "negative"]}
     assert splits["test"].dataset.column_names == ["sentence"] and splits["test"].source == "glue/sst2 test"
     args = transformers.TrainingArguments("unused", do_train=True)
-    splits = common.load_splits("sequence_labeling", common.DataTrainingArguments(dataset_name="conll2003"), args)
+    splits = load_splits("sequence_labeling", DataTrainingArguments(dataset_name="conll2003"), args)
     assert splits["train"].dataset[0] == {"tokens": ["EU", "rejects"], "tags": ["B-ORG", "O"]}
-    data_args = common.DataTrainingArguments(dataset_name="wmt", source_lang="de", target_lang="en")
-    splits = common.load_splits("generation", data_args, args)
+    data_args = DataTrainingArguments(dataset_name="wmt", source_lang="de", target_lang="en")
+    splits = load_splits("generation", data_args, args)
     assert splits["train"].dataset[0] == {"source": "Ein Hund", "target": "A dog"}
 
 
 def test_max_eval_samples_counts_distinct_generation_inputs(data):
     """E2E has one row per reference: --max_eval_samples N keeps the first N meaning representations with all their
     references (scoring is per input), --max_train_samples N the first N rows (each row is a training pair)."""
-    from hf_lineage.tasks import common
+    from hf_lineage.tasks.arguments import DataTrainingArguments
+    from hf_lineage.tasks.data import load_splits, read_data_file
 
-    sources = common.read_data_file(data["e2e_valid"], "generation", common.DataTrainingArguments())["source"]
+    sources = read_data_file(data["e2e_valid"], "generation", DataTrainingArguments())["source"]
     first_two = list(dict.fromkeys(sources))[:2]
     expected_rows = sum(s in first_two for s in sources)
     assert expected_rows > 2  # the fixture has several references for these MRs
     args = transformers.TrainingArguments("unused", do_train=True, do_eval=True, do_predict=True)
-    data_args = common.DataTrainingArguments(train_file=data["e2e_train"], validation_file=data["e2e_valid"],
-                                             test_file=data["e2e_valid"], max_train_samples=2, max_eval_samples=2,
-                                             max_predict_samples=1)
-    splits = common.load_splits("generation", data_args, args)
+    data_args = DataTrainingArguments(train_file=data["e2e_train"], validation_file=data["e2e_valid"],
+                                      test_file=data["e2e_valid"], max_train_samples=2, max_eval_samples=2,
+                                      max_predict_samples=1)
+    splits = load_splits("generation", data_args, args)
     assert len(splits["train"].dataset) == 2
     assert len(splits["validation"].dataset) == expected_rows
     assert list(dict.fromkeys(splits["validation"].dataset["source"])) == first_two
@@ -526,23 +528,24 @@ def test_max_eval_samples_counts_distinct_generation_inputs(data):
 
 def test_files_of_unknown_name_are_read_by_content(data, tmp_path):
     """CoNLL-2003 is distributed as train.txt, TREC as train_5500.label: their first lines say what they are."""
-    from hf_lineage.tasks import common
+    from hf_lineage.tasks.arguments import DataTrainingArguments
+    from hf_lineage.tasks.data import read_data_file
 
-    args = common.DataTrainingArguments()
+    args = DataTrainingArguments()
     conllu = tmp_path / "ud.txt"
     conllu.write_text(open(data["conllu"], encoding="utf-8").read(), encoding="utf-8")
-    assert common.read_data_file(str(conllu), "sequence_labeling", args)[:] == read_conllu(data["conllu"])[:]
-    ner = common.read_data_file(data["conll_train"], "sequence_labeling", args)
+    assert read_data_file(str(conllu), "sequence_labeling", args)[:] == read_conllu(data["conllu"])[:]
+    ner = read_data_file(data["conll_train"], "sequence_labeling", args)
     assert ner[0]["tags"][:3] == ["B-PER", "I-PER", "O"]  # the NER column, IOB1 converted to IOB2
     prose = _write(tmp_path / "notes.txt", ["Just some text.", "Nothing tabular here."])
     with pytest.raises(ValueError, match=r"notes.txt: unknown format '.txt', and the first lines are not CoNLL"):
-        common.read_data_file(prose, "sequence_labeling", args)
+        read_data_file(prose, "sequence_labeling", args)
 
 
 def test_label_maps_come_from_the_training_data():
     import datasets
 
-    from hf_lineage.tasks.common import Split, build_label_maps
+    from hf_lineage.tasks.data import Split, build_label_maps
 
     def split(labels, source):
         return Split(datasets.Dataset.from_dict({"sentence": ["x"] * len(labels), "label": labels}), source)
@@ -563,7 +566,7 @@ def test_label_maps_come_from_the_training_data():
 
 def test_gpt_pair_transformation_default_follows_the_dataset():
     from hf_lineage.tasks.classification import default_pair_task
-    from hf_lineage.tasks.common import DataTrainingArguments
+    from hf_lineage.tasks.arguments import DataTrainingArguments
 
     assert default_pair_task(DataTrainingArguments(train_file="glue_mrpc/train.tsv")) == "similarity"
     assert default_pair_task(DataTrainingArguments(dataset_name="glue", dataset_config_name="qqp")) == "similarity"

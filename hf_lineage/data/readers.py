@@ -1,4 +1,21 @@
-"""Readers for the task data formats the recipes take: CoNLL-2003, CoNLL-U, GLUE TSV, TREC, parallel text, E2E CSV.
+"""Readers for the task data formats the recipes take: CoNLL-2003, CoNLL-U, GLUE TSV, TREC, parallel text, E2E CSV,
+and ``read_file``, which picks the reader for a file by its name, then its header, then its first lines:
+
+==========================================  ====================================================================
+file                                        read as
+==========================================  ====================================================================
+``*.conllu``                                CoNLL-U (Universal Dependencies): FORM and a tag column
+                                            (``conllu_column``, default UPOS)
+``*.conll``, ``eng.*``, ``deu.*``           CoNLL-2003: word and NER tag (IOB1 converted to IOB2;
+                                            ``conll_tag_column=1`` for POS)
+``*.tsv`` with GLUE's header                GLUE TSV (SST-2, MRPC with its byte-order mark, RTE, ...)
+``*.csv`` with ``mr`` and ``ref`` columns   E2E NLG (one row per reference)
+other ``*.csv``/``*.tsv``/``*.json(l)``     a table, read as transformers' examples read it
+any other name, by content                  CoNLL-U; CoNLL-2003 (``-DOCSTART-`` or IOB tags in the last column,
+                                            e.g. ``train.txt``); TREC (``COARSE:fine question`` lines,
+                                            ``train_5500.label``; ``trec_labels="coarse"|"fine"``)
+``PREFIX`` with ``languages=("de", "en")``  parallel text ``PREFIX.de`` / ``PREFIX.en`` (Multi30k)
+==========================================  ====================================================================
 
 Each returns a ``datasets.Dataset`` whose columns are the ones transformers' example scripts use — ``tokens`` and
 ``tags`` for sequence labeling, ``sentence`` or ``sentence1``/``sentence2`` and ``label`` for classification,
@@ -7,12 +24,14 @@ same code. A malformed line raises ``DataFormatError`` (a ValueError) naming the
 
 Example::
 
-    >>> from hf_lineage.data.readers import read_conll2003, read_glue_tsv
+    >>> from hf_lineage.data.readers import read_conll2003, read_file, read_glue_tsv
     >>> ner = read_conll2003("conll2003/eng.train")          # doctest: +SKIP
     >>> ner[0]["tokens"], ner[0]["tags"]                       # doctest: +SKIP
     (['EU', 'rejects', 'German', 'call', ...], ['B-ORG', 'O', 'B-MISC', 'O', ...])
     >>> read_glue_tsv("glue_mrpc/train.tsv").column_names     # doctest: +SKIP
     ['label', 'sentence1', 'sentence2']
+    >>> read_file("trec/train_5500.label", trec_labels="fine")[0]["label"]  # doctest: +SKIP
+    'DESC:manner'
 """
 
 from __future__ import annotations
@@ -275,3 +294,49 @@ def read_table(path) -> datasets.Dataset:
         return datasets.load_dataset("csv", data_files=str(path), split="train",
                                      delimiter="\t" if suffix == ".tsv" else ",")
     raise DataFormatError(path, None, f"unsupported extension {suffix!r}; use .csv, .tsv, .json or .jsonl")
+
+
+# --- any file, by its name and content ----------------------------------------------------------------------------
+
+
+def read_file(path, conllu_column: str = "upos", conll_tag_column: int = 3, trec_labels: str = "coarse",
+              languages: tuple[str, str] | None = None) -> datasets.Dataset:
+    """A task-data file read by the reader its name, header or first lines call for (the module docstring's table).
+
+    ``conllu_column``, ``conll_tag_column`` and ``trec_labels`` go to the CoNLL-U, CoNLL-2003 and TREC readers.
+    ``languages=(source, target)``: a ``path`` that is not a file is the prefix of parallel text files
+    ``path.source`` and ``path.target``."""
+    if languages is not None and not os.path.isfile(path):
+        source, target = (f"{path}.{language}" for language in languages)
+        if os.path.isfile(source):
+            return read_parallel_text(source, target)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.getsize(path) == 0:
+        raise DataFormatError(path, None, "empty file")
+    name, suffix = Path(path).name.lower(), Path(path).suffix.lower()
+    if suffix == ".conllu":
+        return read_conllu(path, column=conllu_column)
+    if suffix == ".conll" or name.startswith(("eng.", "deu.")):
+        return read_conll2003(path, tag_column=conll_tag_column)
+    if suffix in (".tsv", ".csv"):
+        with open(path, encoding="utf-8-sig") as f:
+            header = f.readline().rstrip("\r\n")
+        if suffix == ".tsv" and any(column in GLUE_COLUMNS for column in header.split("\t")):
+            return read_glue_tsv(path)
+        if suffix == ".csv" and {"mr", "ref"} <= {c.strip().strip('"') for c in header.split(",")}:
+            return read_e2e_csv(path)
+    if suffix in (".tsv", ".csv", ".json", ".jsonl"):
+        return read_table(path)
+    # Other names (CoNLL-2003 comes as train.txt, TREC as train_5500.label): the first lines say what it is.
+    sniffed = sniff_format(path)
+    if sniffed == "conllu":
+        return read_conllu(path, column=conllu_column)
+    if sniffed == "conll2003":
+        return read_conll2003(path, tag_column=conll_tag_column)
+    if sniffed == "trec":
+        return read_trec(path, labels=trec_labels)
+    raise DataFormatError(
+        path, None, f"unknown format {suffix or name!r}, and the first lines are not CoNLL-2003, CoNLL-U or TREC: "
+                    "expected .conll/eng.* (CoNLL-2003), .conllu, .tsv (GLUE), .csv (E2E or a table), .json/.jsonl, "
+                    "or a parallel-text prefix with --source_lang/--target_lang")

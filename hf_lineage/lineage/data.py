@@ -80,7 +80,7 @@ def task_files(args: LineageArguments) -> dict:
 
 def read_task_file(task: str, path: str):
     """A task file read and put in the task's columns by the recipes' own readers."""
-    from ..tasks.common import DataTrainingArguments, read_data_file, standardize
+    from ..tasks import DataTrainingArguments, read_data_file, standardize
 
     kind = TASKS[task].kind
     return standardize(read_data_file(path, kind, DataTrainingArguments()), kind, DataTrainingArguments(), path)

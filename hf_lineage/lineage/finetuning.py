@@ -44,7 +44,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
     from ..tasks import classification, generation, labeling
-    from ..tasks.common import DataTrainingArguments, ModelArguments
+    from ..tasks.arguments import DataTrainingArguments, ModelArguments
 
     spec, state = TASKS[task], process_state()
     base = pretrained

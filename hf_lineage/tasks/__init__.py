@@ -12,8 +12,10 @@ module               script                          task
 ===================  ==============================  =============================================================
 
 Each module has ``main(argv)`` (a command line, as the script takes it) and ``run(model_args, data_args,
-training_args)``; both return the metrics written to ``all_results.json``. ``common`` holds the argument dataclasses,
-data reading, label maps, model loading, ``--freeze_base`` and the model card.
+training_args)``; both return the metrics written to ``all_results.json``. What the four share, in the order a run
+meets it: ``arguments`` (the argument dataclasses, ``parse_arguments``, ``run_cli``), ``data`` (the splits in the
+task's columns, label maps; the file formats themselves are read by ``hf_lineage.data.readers``) and ``training``
+(loading a model that can do the task, ``--freeze_base``, the Trainer mixin and model card, train/evaluate/predict).
 
 Example::
 
@@ -23,6 +25,7 @@ Example::
     ...                      "--output_dir", "ft/gpt-sst2"])["eval_accuracy"]  # doctest: +SKIP
 """
 
-from .common import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
+from .arguments import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
+from .data import read_data_file, standardize
 
-__all__ = ["DataTrainingArguments", "ModelArguments", "parse_arguments", "run_cli"]
+__all__ = ["DataTrainingArguments", "ModelArguments", "parse_arguments", "read_data_file", "run_cli", "standardize"]

@@ -44,18 +44,16 @@ from transformers import (
 
 from .. import metrics as lineage_metrics
 from ..data.gpt_tasks import DataCollatorForGPTTasks, add_gpt_task_tokens, set_gpt_task_template
-from .common import (
+from .arguments import check_actions, parse_arguments
+from .data import build_label_maps, load_splits
+from .training import (
     RecipeTrainerMixin,
-    build_label_maps,
     card_data,
-    check_actions,
     family_of,
     freeze_base_model,
     freeze_overrides,
     load_config,
-    load_splits,
     load_tokenizer,
-    parse_arguments,
     require_auto_class,
     sequence_length_limit,
     setup_logging,

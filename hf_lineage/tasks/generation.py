@@ -59,16 +59,15 @@ from transformers import (
 
 from .. import metrics as lineage_metrics
 from ..objectives import generation_config_for
-from .common import (
+from .arguments import check_actions, parse_arguments
+from .data import load_splits
+from .training import (
     RecipeTrainerMixin,
     card_data,
-    check_actions,
     family_of,
     freeze_base_model,
     load_config,
-    load_splits,
     load_tokenizer,
-    parse_arguments,
     require_auto_class,
     setup_logging,
     train_evaluate_predict,

@@ -40,18 +40,16 @@ from transformers import (
 )
 
 from .. import metrics as lineage_metrics
-from .common import (
+from .arguments import check_actions, parse_arguments
+from .data import build_label_maps, load_splits
+from .training import (
     RecipeTrainerMixin,
     card_data,
-    check_actions,
     family_of,
     freeze_base_model,
     freeze_overrides,
     load_config,
-    load_splits,
     load_tokenizer,
-    parse_arguments,
-    build_label_maps,
     require_auto_class,
     sequence_length_limit,
     setup_logging,

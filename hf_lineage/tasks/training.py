@@ -1,0 +1,233 @@
+"""From a checkpoint to a fine-tuned model and its card, what the four recipes share around transformers'
+``Trainer``: loading a config, tokenizer and model that can do the task, ``--freeze_base``, the Trainer mixin that
+writes hf_lineage's model card, and the train / evaluate / predict sequence that ends every recipe.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import datasets
+import transformers
+from transformers import AutoConfig, AutoTokenizer
+
+from .arguments import TASK_NAMES, DataTrainingArguments, ModelArguments
+from .data import Split
+
+# The config flag that freezes a family's pretrained features in its own task heads (NNLM and word2vec: the vectors;
+# ELMo: the biLM). Families without one (BERT, GPT) are frozen by turning off the gradients of ``model.base_model``.
+FREEZE_FLAGS = ("freeze_vectors", "freeze_bilm")
+
+
+# --------------------------------------------------------------------------- model
+
+
+def family_of(config) -> str:
+    return config.model_type.removeprefix("lineage-")
+
+
+def load_config(model_args: ModelArguments, path: str | None = None, **overrides):
+    path = path or model_args.config_name or model_args.model_name_or_path
+    try:
+        return AutoConfig.from_pretrained(path, **model_args.hub_kwargs(), **overrides)
+    except OSError as error:
+        raise ValueError(f"Cannot load a model config from {path!r}: {error}") from None
+
+
+def require_auto_class(config, auto_class, task: str, path: str) -> None:
+    """A clear error for a checkpoint whose family has no class for the task (before anything is built)."""
+    if type(config) not in auto_class._model_mapping:
+        raise ValueError(
+            f"{path} is a {family_of(config)!r} model (model_type {config.model_type!r}), a model that cannot do "
+            f"{TASK_NAMES.get(task, task)}: its family has no {auto_class.__name__} class"
+        )
+
+
+def load_tokenizer(model_args: ModelArguments, path: str | None = None):
+    path = path or model_args.tokenizer_name or model_args.model_name_or_path
+    try:
+        return AutoTokenizer.from_pretrained(path, **model_args.hub_kwargs())
+    except OSError as error:
+        raise ValueError(f"Cannot load a tokenizer from {path!r}: {error}") from None
+
+
+def freeze_overrides(config, freeze_base: bool | None) -> dict:
+    """Config overrides for ``--freeze_base`` in families whose task heads read a freeze flag."""
+    flag = next((f for f in FREEZE_FLAGS if hasattr(config, f)), None)
+    return {flag: freeze_base} if flag is not None and freeze_base is not None else {}
+
+
+def freeze_base_model(model, freeze_base: bool | None) -> None:
+    """``--freeze_base`` for the models without a freeze flag: turn off the gradients of the pretrained part
+    (``model.base_model``; an encoder-decoder's encoder). The task layers keep training."""
+    if not freeze_base:
+        return
+    base = model.encoder if isinstance(model, transformers.EncoderDecoderModel) else model.base_model
+    if base is model:
+        raise ValueError(f"--freeze_base: cannot tell the pretrained part of {type(model).__name__} from its task "
+                         "layers (no base_model_prefix)")
+    for param in base.parameters():
+        param.requires_grad_(False)
+
+
+def parameter_counts(model) -> dict[str, int]:
+    params = list(model.parameters())
+    return {"parameters": sum(p.numel() for p in params),
+            "trainable_parameters": sum(p.numel() for p in params if p.requires_grad)}
+
+
+def sequence_length_limit(requested: int, tokenizer, config) -> int:
+    """``requested``, capped by the tokenizer's and the model's position limits (NNLM, word2vec and ELMo have none)."""
+    limits = [requested, getattr(tokenizer, "model_max_length", None) or requested]
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions:
+        limits.append(positions)
+    return int(min(limits))
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+class RecipeTrainerMixin:
+    """What the recipes add to Trainer (a mixin, before the Trainer class in the bases):
+
+    * hf_lineage's model card (base model, data, metrics, how it was trained) as README.md, in place of Trainer's
+      own: ``trainer.create_model_card()`` after training, and ``push_to_hub`` uploads the same card;
+    * every input the tokenizer makes reaches the model: Trainer drops dataset columns that are not named arguments
+      of ``forward``, but ELMo's heads take ``char_ids`` through ``**kwargs``."""
+
+    card_info: dict | None = None
+
+    def _set_signature_columns_if_needed(self):
+        super()._set_signature_columns_if_needed()
+        names = getattr(self.processing_class, "model_input_names", None) or []
+        self._signature_columns += [name for name in names if name not in self._signature_columns]
+
+    def create_model_card(self, **kwargs):
+        if not self.is_world_process_zero():
+            return
+        info = self.card_info or {}
+        path = os.path.join(self.args.output_dir, "README.md")
+        results = {}
+        results_file = os.path.join(self.args.output_dir, "all_results.json")
+        if os.path.exists(results_file):
+            with open(results_file, encoding="utf-8") as f:
+                results = json.load(f)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(model_card(info, results, self.args))
+
+
+def model_card(info: dict, results: dict, args) -> str:
+    """Markdown with a YAML header: base model, family, task, data, the run's metrics, training settings, use."""
+    from ..models.modeling_lineage_utils import PAPERS
+
+    base = info.get("base_model", "")
+    model_type = info.get("model_type", "")
+    task = info.get("task", "")
+    tags = ["hf-lineage", model_type, task.replace("_", "-")]
+    header = ["---", "library_name: transformers", "tags:", *[f"- {t}" for t in tags if t]]
+    if base and not os.path.isdir(base):
+        header.append(f"base_model: {base}")
+    if info.get("dataset_name"):
+        header += ["datasets:", f"- {info['dataset_name']}"]
+    header.append("---")
+    data_rows = "\n".join(f"| {split} | `{split_info['source']}` | {split_info['examples']:,} |"
+                          for split, split_info in info.get("data", {}).items())
+    metric_rows = "\n".join(f"| `{k}` | {v:.4f} |" if isinstance(v, float) else f"| `{k}` | {v} |"
+                            for k, v in sorted(results.items()) if "runtime" not in k and "per_second" not in k)
+    settings = {
+        "learning_rate": args.learning_rate, "num_train_epochs": args.num_train_epochs,
+        "max_steps": args.max_steps, "per_device_train_batch_size": args.per_device_train_batch_size,
+        "seed": args.seed, **info.get("settings", {}),
+    }
+    setting_rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in settings.items())
+    auto_class = info.get("auto_class", "AutoModel")
+    return "\n".join(header) + f"""
+
+# {Path(args.output_dir).name}
+
+A `{model_type}` model fine-tuned for {TASK_NAMES.get(task, task)} with hf_lineage's `recipes/{task}.py`
+recipe. Base model: `{base}`.
+
+Paper: {PAPERS.get(model_type, "see the hf_lineage documentation")}
+
+## Data
+
+| split | data | examples |
+|---|---|---|
+{data_rows}
+
+## Results
+
+| metric | value |
+|---|---|
+{metric_rows}
+
+## Training
+
+| setting | value |
+|---|---|
+{setting_rows}
+
+## Use
+
+```python
+import hf_lineage  # registers the lineage families (or pass trust_remote_code=True without it)
+from transformers import {auto_class}, AutoTokenizer
+model = {auto_class}.from_pretrained("<this folder or repo>")
+tokenizer = AutoTokenizer.from_pretrained("<this folder or repo>")
+```
+"""
+
+
+def card_data(splits: dict[str, Split], data_args: DataTrainingArguments) -> dict:
+    return {"data": {name: {"source": split.source, "examples": len(split.dataset)} for name, split in splits.items()},
+            "dataset_name": data_args.dataset_name}
+
+
+def train_evaluate_predict(trainer, training_args, model_args, train_dataset, eval_dataset, test_dataset,
+                           write_predictions=None, save_tokenizers=()):
+    """The end of every recipe: train (resuming if asked), save model + tokenizer, evaluate, predict, write
+    all_results.json and the model card, push if asked. ``write_predictions(trainer, test_dataset)`` returns the
+    prediction metrics after writing its files. Returns every metric, keyed like all_results.json."""
+    results = {}
+    if training_args.do_train:
+        outcome = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        metrics = dict(outcome.metrics, train_samples=len(train_dataset), **parameter_counts(trainer.model))
+        trainer.save_model()  # the model and its tokenizer (processing_class)
+        for subfolder, tokenizer in save_tokenizers:
+            if trainer.is_world_process_zero():
+                tokenizer.save_pretrained(os.path.join(training_args.output_dir, subfolder))
+        trainer.log_metrics("train", metrics)
+        trainer.save_metrics("train", metrics)
+        trainer.save_state()
+        results.update(metrics)
+    if training_args.do_eval:
+        metrics = trainer.evaluate(eval_dataset=eval_dataset)
+        metrics["eval_samples"] = len(eval_dataset)
+        trainer.log_metrics("eval", metrics)
+        trainer.save_metrics("eval", metrics)
+        results.update(metrics)
+    if training_args.do_predict:
+        metrics = write_predictions(trainer, test_dataset)
+        metrics["predict_samples"] = len(test_dataset)
+        trainer.log_metrics("predict", metrics)
+        trainer.save_metrics("predict", metrics)
+        results.update(metrics)
+    trainer.create_model_card()
+    if training_args.push_to_hub:
+        trainer.push_to_hub()
+    return results
+
+
+def setup_logging(training_args) -> None:
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", datefmt="%m/%d/%Y %H:%M:%S",
+                        handlers=[logging.StreamHandler(sys.stdout)])
+    level = training_args.get_process_log_level()
+    logging.getLogger("hf_lineage").setLevel(level)
+    datasets.utils.logging.set_verbosity(level)
+    transformers.utils.logging.set_verbosity(level)
