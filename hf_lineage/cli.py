@@ -62,12 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
-    from . import pretrain
+    from .engine import cli as pretrain_cli
 
     pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)",
-                                          description=pretrain.__doc__.split("\n")[0])
-    pretrain.build_parser(pretrain_parser)
-    pretrain_parser.set_defaults(func=lambda args: pretrain.run_namespace(vars(args)))
+                                          description=pretrain_cli.description())
+    pretrain_cli.build_parser(pretrain_parser)
+    pretrain_parser.set_defaults(func=lambda args: pretrain_cli.run_namespace(vars(args)))
     # The recipes parse their own (transformers-style) options: everything after the task goes to them, --help
     # included (`hf-lineage finetune TASK --help` lists the recipe's options; `hf-lineage finetune --help` this).
     finetune_parser = commands.add_parser(

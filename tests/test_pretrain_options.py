@@ -6,6 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import torch
 
 import hf_lineage.pretrain as engine
 from hf_lineage.lineage import pretraining
@@ -122,7 +123,7 @@ def test_word2vec_max_steps_and_validation_send_auto_to_the_engine_which_honours
 
 
 def test_word2vec_cpu_trainer_evaluates_the_validation_file(w2v_corpus, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(engine.torch.cuda, "is_available", lambda: False)  # auto: the CPU trainer, as on a laptop
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # auto: the CPU trainer, as on a laptop
     out = tmp_path / "cpu"
     assert w2v(w2v_corpus, out, "--validation-file", str(w2v_corpus / "valid.txt"), "--mixed-precision", "bf16") == 0
     results = json.loads((out / "train_results.json").read_text())
@@ -182,7 +183,7 @@ def test_the_lineage_still_runs_word2vec_on_its_cpu_trainer_on_a_cpu_machine(sca
         raise Captured
 
     monkeypatch.setattr(engine, "pretrain", capture)
-    monkeypatch.setattr(engine.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
     with pytest.raises(Captured):
         pretraining.pretrain_family("word2vec", SCALES[scale], LineageArguments(scale=scale), corpus, Path("unused"))

@@ -1,4 +1,4 @@
-"""Pre-training objectives: what each family decides, plugged into the one engine in ``hf_lineage.pretrain``.
+"""Pre-training objectives: what each family decides, plugged into the one engine in ``hf_lineage.engine``.
 
 A family decides its tokenizer, its config, how raw text becomes training examples, its collator, how its loss is
 normalised, its evaluation numbers and its paper's optimiser settings. The engine does everything else (data
@@ -12,6 +12,8 @@ import importlib
 from typing import Any, ClassVar
 
 import torch
+
+from ..optimization import build_optimizer
 
 # family -> "module:class"
 OBJECTIVES = {
@@ -90,10 +92,8 @@ class PretrainingObjective:
         stores its vocabulary counts). Default: nothing."""
 
     def build_optimizer(self, model, args) -> torch.optim.Optimizer:
-        """The optimiser the engine steps; default: AdamW with the usual no-decay groups (``pretrain.build_optimizer``).
-        word2vec overrides it with plain SGD."""
-        from ..pretrain import build_optimizer
-
+        """The optimiser the engine steps; default: AdamW with the usual no-decay groups
+        (``hf_lineage.optimization.build_optimizer``). word2vec overrides it with plain SGD."""
         return build_optimizer(model, args)
 
     def train_cpu(self, args) -> str:

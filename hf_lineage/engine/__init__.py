@@ -1,0 +1,80 @@
+"""The one pre-training engine every family shares, on Accelerate: one CPU, one GPU or many machines.
+
+    hf-lineage pretrain bert --config tiny --train-file corpus.txt --output-dir out/bert
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain bert ...
+
+or from Python::
+
+    from hf_lineage.engine import PretrainArguments, pretrain
+    pretrain(PretrainArguments(family="bert", train_file=["corpus.txt"], output_dir="out/bert", max_steps=100))
+
+The family's ``PretrainingObjective`` (``hf_lineage.objectives``) decides the tokenizer, the examples, the collator,
+the loss normalisation and the paper's optimiser defaults; the engine does the rest, the same way for everyone.
+``pretrain()`` below is the whole run, step by step; each step lives in the module it names:
+
+* ``arguments``   — ``PretrainArguments`` and the checks made before any work;
+* ``data``        — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
+* ``loop``        — the accelerator, the step plan, the training loop and its evaluation;
+* ``checkpoints`` — the run's folder, checkpoints and resume;
+* ``saving``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.objectives.saving``);
+* ``cli``         — ``hf-lineage pretrain``.
+
+Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
+number of processes or where a run was resumed (``hf_lineage.data.examples``); losses are normalised by counts over
+the whole accumulated, all-process batch (``loop``); a checkpoint holds every RNG and the position in the epoch, so
+resuming after a SIGKILL continues bit for bit (``checkpoints``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .arguments import PretrainArguments, PretrainError, settle_arguments
+from .checkpoints import resume
+from .data import build_loaders, load_data
+from .loop import Run, build_scheduler, plan_training, start_accelerator, train
+from .saving import save_run
+
+
+def pretrain(args: PretrainArguments) -> str:
+    """Pre-train ``args.family``; returns the output directory, which then holds a ``save_pretrained`` model."""
+    from ..objectives import get_objective
+
+    objective = get_objective(args.family, args)
+    if settle_arguments(args, objective):  # the family's own CPU trainer (word2vec's) takes the run
+        return objective.train_cpu(args)
+    output_dir = Path(args.output_dir)
+    accelerator = start_accelerator(args)
+    tokenizer, config, train_examples, eval_examples = load_data(args, objective, accelerator, output_dir)
+    model = build_model(args.family, objective, config)
+    loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
+    plan = plan_training(args, loaders.train, accelerator.num_processes)
+    optimizer = objective.build_optimizer(model, args)
+    scheduler = build_scheduler(args, optimizer, plan)
+    model, optimizer, loaders.train = accelerator.prepare(model, optimizer, loaders.train)
+    if loaders.eval is not None:
+        loaders.eval = accelerator.prepare(loaders.eval)
+    accelerator.register_for_checkpointing(scheduler)
+    state, resumed_rng = resume(args, accelerator, output_dir)
+
+    run = Run(args, objective, accelerator, model, optimizer, scheduler, tokenizer, loaders, plan, output_dir)
+    outcome = train(run, state, resumed_rng)
+    save_run(run, state, outcome)
+    # Trackers end here; the process group stays up (not accelerator.end_training()), so a caller that goes on
+    # (hf-lineage lineage: more stages) can still synchronise. The command line tears it down on exit.
+    for tracker in accelerator.trackers:
+        tracker.finish()
+    return str(output_dir)
+
+
+def build_model(family: str, objective, config):
+    """The family's pre-training model, freshly initialised (from the seed), with the objective's data-derived state."""
+    from ..registry import family_classes
+
+    _, modeling = family_classes(family)
+    model = getattr(modeling, objective.model_class_name)(config)
+    objective.init_model(model)
+    return model
+
+
+__all__ = ["PretrainArguments", "PretrainError", "pretrain"]

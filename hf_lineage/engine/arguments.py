@@ -1,0 +1,221 @@
+"""``PretrainArguments``, every option of ``hf-lineage pretrain``, and the checks run on them before any work: what
+can be refused without reading the data is refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+
+import torch
+
+RUN_FILE = "run_args.json"
+# Arguments that define *what* is trained; a resumed run must agree on all of them.
+IDENTITY_FIELDS = (
+    "family", "config", "overrides", "train_file", "validation_file", "dataset_name", "dataset_config", "tokenizer",
+    "vocab_size", "max_seq_length", "seed", "per_device_batch_size", "gradient_accumulation_steps",
+)
+
+
+@dataclass
+class PretrainArguments:
+    """Every option of ``hf-lineage pretrain``. ``None`` means "the family's default" (from its paper)."""
+
+    family: str
+    output_dir: str
+    config: str = "tiny"
+    overrides: dict = field(default_factory=dict)
+    train_file: list[str] | None = None
+    validation_file: list[str] | None = None
+    dataset_name: str | None = None
+    dataset_config: str | None = None
+    text_column: str = "text"
+    streaming: bool = False
+    stream_buffer_documents: int = 1000
+    tokenizer: str | None = None
+    vocab_size: int | None = None
+    max_seq_length: int | None = None
+    seed: int = 42
+    max_steps: int | None = None
+    num_epochs: float = 1.0
+    max_train_seconds: float | None = None
+    per_device_batch_size: int | None = None
+    per_device_eval_batch_size: int | None = None
+    gradient_accumulation_steps: int = 1
+    learning_rate: float | None = None
+    weight_decay: float | None = None
+    adam_beta1: float | None = None
+    adam_beta2: float | None = None
+    adam_epsilon: float | None = None
+    lr_scheduler: str | None = None
+    warmup_ratio: float | None = None
+    warmup_steps: int | None = None
+    max_grad_norm: float | None = None
+    mixed_precision: str = "no"
+    checkpoint_every: int | None = None
+    keep_checkpoints: int = 3
+    resume_from: str | None = None
+    eval_every: int | None = None
+    max_eval_batches: int | None = None
+    log_every: int = 10
+    report_to: str = "tensorboard"
+    preprocessing_num_workers: int | None = None
+    overwrite_output_dir: bool = False
+    backend: str = "auto"
+
+
+class PretrainError(ValueError):
+    """Bad input detected before training starts; the message names the problem."""
+
+
+def settle_arguments(args: PretrainArguments, objective) -> bool:
+    """Refuse what the family does not use, fill in its defaults and check the rest; returns whether the family's own
+    CPU trainer takes the run (``--backend``) instead of the engine."""
+    given = given_options(args)
+    if set(given) & set(objective.unused_options):
+        raise PretrainError(f"{args.family} pre-training does not use "
+                            f"{_flags(set(given) & set(objective.unused_options))}; drop them")
+    cpu_backend = use_cpu_backend(args, objective, given)
+    resolve_defaults(args, objective)
+    check_arguments(args, objective)
+    if cpu_backend and "mixed_precision" in given:
+        print(f"note: --mixed-precision {args.mixed_precision} does not apply to {args.family}'s CPU trainer "
+              "(float32); --backend engine uses it", file=sys.stderr)
+    return cpu_backend
+
+
+def check_not_silently_replicated(accelerator) -> None:
+    """Several processes launched (torchrun, WORLD_SIZE > 1) but Accelerate not distributed: every process would
+    train its own unsynchronised copy and nothing would warn. Stop instead."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and accelerator.num_processes == 1:
+        raise PretrainError(
+            f"WORLD_SIZE={world} processes were launched but Accelerate is not running distributed, so each "
+            "process would train an unsynchronised replica. On CPU set ACCELERATE_USE_CPU=1 and launch with "
+            "`accelerate launch --multi_gpu --num_processes N` (or torchrun); on GPUs check the accelerate config."
+        )
+
+
+def _check_files(paths, flag):
+    for path in paths or []:
+        if not os.path.isfile(path):
+            raise PretrainError(f"{flag} {path}: no such file")
+        if os.path.getsize(path) == 0 or not Path(path).read_text(encoding="utf-8", errors="replace").strip():
+            raise PretrainError(f"{flag} {path} is empty")
+
+
+def check_overrides(config_class, overrides: dict, extra=()) -> None:
+    """``--set`` names must be fields of the family's config (or transformers' own keys) or one of the objective's
+    ``extra`` options, checked before any data is read; whole numbers given to float fields
+    (``--set initializer_range=1``) become floats. The values themselves are checked when the config is built."""
+    from ..models.configuration_lineage_utils import check_known_kwargs
+
+    try:
+        check_known_kwargs(config_class, {k: v for k, v in overrides.items() if k not in extra})
+    except ValueError as error:
+        also = f"; besides these, --set takes {', '.join(extra)}" if extra else ""
+        raise PretrainError(f"--set: {error}{also}") from None
+    float_fields = {f.name for f in fields(config_class) if f.type is float}
+    for name, value in overrides.items():
+        if name in float_fields and isinstance(value, int) and not isinstance(value, bool):
+            overrides[name] = float(value)
+
+
+def run_identity(args) -> dict:
+    """The arguments that define the run (``IDENTITY_FIELDS``), as ``RUN_FILE`` stores them."""
+    return {k: getattr(args, k) for k in IDENTITY_FIELDS}
+
+
+def check_arguments(args: PretrainArguments, objective) -> None:
+    """Everything that can be checked without reading the data, before anything is written."""
+    from ..registry import family_classes
+
+    config_class, _ = family_classes(args.family)
+    if args.config not in config_class.named_sizes:
+        raise PretrainError(
+            f"Unknown {args.family} config {args.config!r}; choose one of {', '.join(config_class.named_sizes)}"
+        )
+    check_overrides(config_class, args.overrides, objective.set_options)
+    if bool(args.train_file) == bool(args.dataset_name):
+        raise PretrainError("Give exactly one of --train-file or --dataset-name")
+    _check_files(args.train_file, "--train-file")
+    _check_files(args.validation_file, "--validation-file")
+    if args.streaming and args.max_steps is None:
+        raise PretrainError("--streaming needs --max-steps (a stream has no known length to count epochs in)")
+    if args.max_steps is None and args.num_epochs <= 0:
+        raise PretrainError("--num-epochs must be positive (or give --max-steps)")
+    if args.max_train_seconds is not None and args.max_train_seconds <= 0:
+        raise PretrainError("--max-train-seconds must be positive")
+    for name in ("per_device_batch_size", "gradient_accumulation_steps", "max_seq_length"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise PretrainError(f"--{name.replace('_', '-')} must be at least 1")
+    out = Path(args.output_dir)
+    if args.resume_from:
+        if not (out / RUN_FILE).is_file():
+            raise PretrainError(f"--resume-from given but {out} holds no run to resume ({RUN_FILE} missing)")
+        previous = json.loads((out / RUN_FILE).read_text())
+        different = {k: (previous.get(k), v) for k, v in run_identity(args).items() if previous.get(k) != v}
+        if different:
+            raise PretrainError(f"{out} holds a different run; differing arguments (was, now): {different}")
+        if args.resume_from != "latest" and not Path(args.resume_from).is_dir():
+            raise PretrainError(f"--resume-from {args.resume_from}: no such checkpoint directory")
+    elif out.exists() and any(out.iterdir()) and not args.overwrite_output_dir:
+        raise PretrainError(
+            f"{out} is not empty (it holds another run or other files). Use a new --output-dir, "
+            "--resume-from latest to continue the run it holds, or --overwrite-output-dir."
+        )
+
+
+BACKENDS = ("auto", "engine", "cpu")
+
+
+def given_options(args: PretrainArguments) -> set[str]:
+    """The options set to something other than their default: what was asked for (before the family's defaults
+    fill the rest in)."""
+    given = set()
+    for f in fields(PretrainArguments):
+        default = f.default_factory() if f.default_factory is not MISSING else f.default
+        if default is not MISSING and getattr(args, f.name) != default:
+            given.add(f.name)
+    return given
+
+
+def _flags(names) -> str:
+    return ", ".join("--" + name.replace("_", "-") for name in sorted(names))
+
+
+def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bool:
+    """Whether ``--backend`` picks the family's own CPU trainer (word2vec's numba Hogwild SGD) over the engine:
+    ``cpu`` asks for it, ``auto`` takes it when the family has one, no GPU is visible, one process runs, the corpus
+    is local files and no option in ``given`` is one the CPU trainer would ignore (``--max-steps``, ...)."""
+    if args.backend not in BACKENDS:
+        raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
+    if args.backend == "engine":
+        return False
+    one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
+    ignored = set(given) & set(objective.cpu_backend_ignores)
+    if args.backend == "cpu":
+        if not objective.has_cpu_backend:
+            raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
+        if not args.train_file or args.streaming or not one_process:
+            raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
+                                "or multi-process launch); use --backend engine for those")
+        if ignored:
+            raise PretrainError(f"--backend cpu ({args.family}'s own trainer) does not use {_flags(ignored)}; drop "
+                                "them or use --backend engine (or auto), which honours them")
+        return True
+    return (objective.has_cpu_backend and one_process and bool(args.train_file) and not args.streaming
+            and not args.resume_from and not ignored and not torch.cuda.is_available())
+
+
+def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
+    """Fill every option left at None with the family's default: its paper's, made small for ``--config tiny``."""
+    defaults = {**objective.defaults, **(objective.tiny_defaults if args.config == "tiny" else {})}
+    for name, value in defaults.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+    if args.per_device_eval_batch_size is None:
+        args.per_device_eval_batch_size = args.per_device_batch_size
+    return args

@@ -1,0 +1,109 @@
+"""``hf-lineage pretrain`` (and ``python -m hf_lineage.pretrain``): the command line of the engine, one flag per
+field of ``PretrainArguments``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+
+from .. import engine
+from .arguments import PretrainArguments, PretrainError
+
+
+def parse_set(pairs: list[str]) -> dict:
+    """``--set name=value``: JSON where the value parses (numbers, true/false, lists), a string otherwise."""
+    overrides = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise PretrainError(f"--set expects name=value, got {pair!r}")
+        name, value = pair.split("=", 1)
+        try:
+            overrides[name] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[name] = value
+    return overrides
+
+
+FLAG_HELP = {
+    "config": "named size of the family's config (e.g. tiny, base); tiny also makes the batch, sequence length and "
+    "vocabulary small (8 x 64, 8000 words; word2vec's are small already) unless given",
+    "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents",
+    "validation_file": "held-out text for periodic evaluation",
+    "dataset_name": "a datasets Hub name instead of --train-file (online)",
+    "streaming": "read the corpus lazily (needs --max-steps)",
+    "stream_buffer_documents": "documents per buffer when streaming (BERT draws random NSP segments in it)",
+    "tokenizer": "an existing tokenizer folder; default: train the family's tokenizer on the training text",
+    "vocab_size": "vocabulary size of the tokenizer trained here",
+    "max_steps": "optimiser steps (overrides --num-epochs)",
+    "max_train_seconds": "a wall-clock budget: train until it runs out (epochs ignored; --max-steps still caps), the "
+    "learning-rate schedule running on the clock (its warmup is --warmup-ratio of the budget)",
+    "mixed_precision": "no, bf16 or fp16",
+    "checkpoint_every": "save a resumable checkpoint every N steps",
+    "keep_checkpoints": "how many recent checkpoints to keep",
+    "resume_from": "'latest' or a checkpoint folder of this output dir",
+    "eval_every": "evaluate on --validation-file every N steps (and always at the end)",
+    "report_to": "Accelerate tracker: tensorboard, wandb, ... or none",
+    "overwrite_output_dir": "delete what the output dir holds first",
+    "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec: whole passes over local files, "
+    "no checkpoints); auto picks it when the family has one, no GPU is visible, one process runs and no option only "
+    "the engine honours (--max-steps, --checkpoint-every, --learning-rate, ...) is given",
+}
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    from ..objectives import OBJECTIVES
+
+    parser = parser or argparse.ArgumentParser(prog="hf-lineage pretrain", description=description())
+    parser.add_argument("family", help=f"model family: {', '.join(OBJECTIVES)}")
+    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a field of the family's config (repeatable)")
+    skip = {"family", "output_dir", "overrides"}
+    for f in fields(PretrainArguments):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        help_text = FLAG_HELP.get(f.name, "default: the family's (from its paper)" if f.default is None else None)
+        if f.type == "bool":
+            parser.add_argument(flag, action="store_true", help=help_text)
+        elif f.name in ("train_file", "validation_file"):
+            parser.add_argument(flag, nargs="+", help=help_text)
+        else:
+            kind = {"int | None": int, "float | None": float, "int": int, "float": float}.get(f.type, str)
+            parser.add_argument(flag, type=kind, default=f.default, help=help_text)
+    return parser
+
+
+def description() -> str:
+    """The command's one-line description: the first line of the engine's docstring."""
+    return engine.__doc__.split("\n")[0]
+
+
+def main(argv=None) -> int:
+    return run_namespace(vars(build_parser().parse_args(argv)))
+
+
+def run_namespace(namespace: dict) -> int:
+    from huggingface_hub.errors import StrictDataclassError
+
+    namespace = {k: v for k, v in namespace.items() if k not in ("command", "func")}
+    try:
+        namespace["overrides"] = parse_set(namespace["overrides"])
+        engine.pretrain(PretrainArguments(**namespace))
+    except (PretrainError, ValueError, FileNotFoundError, StrictDataclassError) as error:
+        # One line, also for huggingface_hub's multi-line type errors ("Field 'x' expected int, got str").
+        print(f"hf-lineage pretrain: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    finally:
+        end_processes()
+    return 0
+
+
+def end_processes() -> None:
+    """Tear down the process group a multi-process run set up (what ``accelerator.end_training()`` would do)."""
+    from accelerate import PartialState
+
+    if PartialState._shared_state:
+        PartialState().destroy_process_group()

@@ -1,0 +1,78 @@
+"""The engine's data step: the tokenizer and the prepared examples (read, tokenised and, for ``--streaming``,
+packed lazily by the family's objective), then the loaders that draw them in a reproducible order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+import torch
+
+from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text
+from .arguments import PretrainError
+from .checkpoints import start_output_dir
+
+
+def load_data(args, objective, accelerator, output_dir: Path):
+    """(tokenizer, config, train examples, eval examples or None). The main process goes first: it trains the
+    tokenizer and fills the datasets cache, which the others then read. Nothing is written to the output directory
+    until the data has been checked."""
+    from transformers import AutoTokenizer
+
+    with accelerator.main_process_first():
+        raw_train = load_text(args, args.train_file, "train", streaming=args.streaming)
+        raw_eval = load_text(args, args.validation_file, "validation")
+        if args.tokenizer:
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        elif args.resume_from or not accelerator.is_main_process:
+            tokenizer = AutoTokenizer.from_pretrained(str(output_dir))
+        else:
+            texts = None if args.train_file else (row["text"] for row in islice(raw_train, 1_000_000))
+            tokenizer = objective.train_tokenizer(args.train_file, texts)
+        config = objective.build_config(args.config, tokenizer, args.overrides)
+        prepare = objective.prepare_stream if args.streaming else objective.prepare
+        train_examples = prepare(raw_train, tokenizer, "train")
+        eval_examples = objective.prepare(raw_eval, tokenizer, "validation") if raw_eval is not None else None
+        global_batch = args.per_device_batch_size * accelerator.num_processes
+        if not args.streaming and len(train_examples) < global_batch * args.gradient_accumulation_steps:
+            raise PretrainError(
+                f"{len(train_examples)} training examples are fewer than one optimisation step needs "
+                f"({global_batch} × {args.gradient_accumulation_steps}); lower --per-device-batch-size"
+            )
+        if accelerator.is_main_process and not args.resume_from:
+            start_output_dir(args, tokenizer, output_dir)
+    return tokenizer, config, train_examples, eval_examples
+
+
+@dataclass
+class Loaders:
+    """The training and evaluation loaders, and what the loop tells which epoch it is in."""
+
+    train_data: SeededExamples | StreamedExamples
+    sampler: EpochPermutationSampler | None  # None when streaming: the stream's own order
+    train: torch.utils.data.DataLoader
+    eval: torch.utils.data.DataLoader | None
+
+    def set_epoch(self, epoch: int) -> None:
+        self.train_data.epoch = epoch
+        if self.sampler is not None:
+            self.sampler.epoch = epoch
+
+
+def build_loaders(args, objective, tokenizer, train_examples, eval_examples) -> Loaders:
+    collate = objective.collator(tokenizer)
+    if args.streaming:
+        sampler, train_data = None, StreamedExamples(train_examples, args.seed)
+    else:
+        train_data = SeededExamples(train_examples, args.seed)
+        sampler = EpochPermutationSampler(len(train_data), args.seed)
+    train_loader = torch.utils.data.DataLoader(
+        train_data, batch_size=args.per_device_batch_size, sampler=sampler, collate_fn=collate, drop_last=True,
+    )
+    eval_loader = None
+    if eval_examples is not None:
+        eval_data = SeededExamples(eval_examples, args.seed)  # epoch stays 0: the same masks at every evaluation
+        eval_loader = torch.utils.data.DataLoader(eval_data, batch_size=args.per_device_eval_batch_size,
+                                                  collate_fn=collate)
+    return Loaders(train_data, sampler, train_loader, eval_loader)

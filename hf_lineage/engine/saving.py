@@ -1,0 +1,31 @@
+"""The final save of an engine run: the model folder (``save_final``) with a model card saying how it was trained,
+and ``train_results.json``."""
+
+from __future__ import annotations
+
+import json
+
+from ..objectives.saving import save_final
+
+
+def save_run(run, state: dict, outcome) -> None:
+    """On the main process, once every process is done: the model folder with its card, and ``train_results.json``."""
+    args, accelerator = run.args, run.accelerator
+    accelerator.wait_for_everyone()
+    if not accelerator.is_main_process:
+        return
+    sequences = run.plan.global_batch * args.gradient_accumulation_steps
+    data = ", ".join(args.train_file) if args.train_file else f"{args.dataset_name} ({args.dataset_config})"
+    summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
+    card_extra = (
+        f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} --config {args.config}` on {data}: "
+        f"{state['step']} steps of {sequences} sequences (seed {args.seed}).\n"
+        + (f"\n| validation | value |\n|---|---|\n{summary}\n" if outcome.results else "")
+    )
+    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra)
+    (run.output_dir / "train_results.json").write_text(json.dumps(
+        {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": run.plan.steps_per_epoch,
+         "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],
+         "train_runtime": outcome.train_runtime, "train_tokens_per_second": outcome.tokens_per_second,
+         "stopped_by_clock": outcome.stopped_by_clock, "eval": outcome.results, "log_history": state["log_history"]},
+        indent=2))
