@@ -1,0 +1,185 @@
+"""The package's import graph: no circles, and lower layers never import higher ones.
+
+The graph is read from the source with ``ast``, not by importing: an edge A -> B for every ``import``/``from ... import``
+in A that names a module of ``hf_lineage`` (relative imports resolved; ``from pkg import name`` counts as importing
+``pkg.name`` when that is a module, else ``pkg``). Imports inside functions count the same as module-level ones: a
+deferred import hides a circle from Python at load time but not from a reader (the circle between the objectives and
+the engine's optimiser builder was entirely inside functions). Not seen: ``importlib.import_module`` by name (the
+registry and ``OBJECTIVES`` tables), and imports under ``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "hf_lineage"
+
+# Layers, lowest first, each module with why it sits there: a module may import its own layer and those below, never
+# one above. A module's layer is that of the longest name listed here that is it or a package holding it
+# ("hf_lineage" stands for the package root alone).
+LAYERS = [
+    {
+        # Copied next to the weights for trust_remote_code: torch, transformers and same-folder siblings only.
+        "hf_lineage.models": "ship with the weights; import nothing of the package outside their folder",
+    },
+    {
+        "hf_lineage.registry": "plugs each family's config and modeling modules (read by name) into the Auto classes",
+        "hf_lineage.tokenization": "tokenizer trainers on the tokenizers library",
+        "hf_lineage.data": "collators, readers and the reproducible examples and samplers, on tokenizers",
+        "hf_lineage.metrics": "local evaluate modules",
+        "hf_lineage.convert": "checkpoint import and export: builds models and tokenizers",
+        "hf_lineage.fast": "numba kernels on plain arrays, beside the data they accelerate",
+        "hf_lineage.optimization": "the optimiser builder both the objectives and the engine use",
+        "hf_lineage.contextual": "contextual vectors read from any loaded model's hidden states",
+        "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file",
+    },
+    {
+        "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers",
+        "hf_lineage": "the package root registers the families and re-exports the public names, up to word2vec's "
+        "CPU trainer (an objective's); nothing below it may import it by name",
+    },
+    {
+        "hf_lineage.engine": "the one Accelerate loop that runs any objective",
+        "hf_lineage.pretrain": "the engine's public names at their old address",
+    },
+    {
+        "hf_lineage.tasks": "fine-tuning on the four task types (Trainer), from pretrained folders",
+    },
+    {
+        "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
+        "hf_lineage.cli": "the command line over all of it",
+    },
+]
+
+# Edges allowed for now, each with what fixes it: word2vec's objective and CPU trainer (moved by another change, which
+# owns these files) still import, from the engine's old address, what now lives below them. Remove an entry once its
+# import line names the new home.
+KNOWN_UNTIL_WORD2VEC_MOVE = {
+    ("hf_lineage.objectives.word2vec", "hf_lineage.pretrain"):
+        "SeededExamples, load_text: import them from hf_lineage.data.examples",
+    ("hf_lineage.objectives.word2vec_cpu", "hf_lineage.pretrain"):
+        "save_final: import it from hf_lineage.objectives.saving",
+}
+
+
+def module_files() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+class _Imports(ast.NodeVisitor):
+    """(line, imported name, names taken from it) of every import outside ``if TYPE_CHECKING:``."""
+
+    def __init__(self):
+        self.found = []
+
+    def visit_If(self, node):
+        test = node.test
+        if getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING":
+            for child in node.orelse:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Import(self, node):
+        self.found += [(node.lineno, alias.name, (), 0) for alias in node.names]
+
+    def visit_ImportFrom(self, node):
+        self.found.append((node.lineno, node.module or "", tuple(a.name for a in node.names), node.level))
+
+
+def _known(name: str, modules) -> str | None:
+    """The longest prefix of a dotted name that is one of the package's modules."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of the first such import}."""
+    modules = module_files()
+    graph = {}
+    for module, path in modules.items():
+        # The package a relative import starts from: the module's own for an __init__, else its parent.
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        visitor = _Imports()
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        edges = graph.setdefault(module, {})
+        for line, name, taken, level in visitor.found:
+            if level:
+                base = package.split(".")[: len(package.split(".")) - (level - 1)]
+                name = ".".join(base + ([name] if name else []))
+            targets = [f"{name}.{t}" if f"{name}.{t}" in modules else name for t in taken] or [name]
+            for target in targets:
+                target = _known(target, modules)
+                if target and target != module:
+                    edges.setdefault(target, line)
+    return graph
+
+
+def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
+    """One import circle as [a, b, ..., a], or None; depth-first, in sorted order so the answer is stable."""
+    done, on_path, path = set(), set(), []
+
+    def visit(node):
+        on_path.add(node)
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in on_path:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in done and (cycle := visit(nxt)):
+                return cycle
+        on_path.discard(path.pop())
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        if start not in done and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the longest prefix that names ``module`` (the root names only itself); None if none."""
+    owners = [(len(p), i) for i, layer in enumerate(LAYERS) for p in layer
+              if module == p or (p != "hf_lineage" and module.startswith(p + "."))]
+    return max(owners)[1] if owners else None
+
+
+def _without_known(graph):
+    return {a: {b: line for b, line in edges.items() if (a, b) not in KNOWN_UNTIL_WORD2VEC_MOVE}
+            for a, edges in graph.items()}
+
+
+def test_the_cycle_check_names_a_circle_and_passes_a_tree():
+    assert find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b": 1, "c": 1}, "b": {"c": 1}, "c": {}}) is None
+
+
+def test_no_import_circles():
+    graph = _without_known(import_graph())
+    cycle = find_cycle(graph)
+    if cycle:
+        steps = [f"{a} (line {graph[a][b]}) -> {b}" for a, b in zip(cycle, cycle[1:])]
+        pytest.fail("import circle:\n  " + "\n  ".join(steps))
+
+
+def test_every_module_has_a_layer():
+    unplaced = [module for module in import_graph() if layer_of(module) is None]
+    assert not unplaced, f"add these to a layer in LAYERS (with the reason): {unplaced}"
+
+
+def test_lower_layers_never_import_higher_ones():
+    graph = _without_known(import_graph())
+    upward = [f"{a}:{line} imports {b} (layer {layer_of(a)} -> {layer_of(b)})"
+              for a, edges in sorted(graph.items()) for b, line in sorted(edges.items())
+              if layer_of(b) > layer_of(a)]
+    assert not upward, "imports from a higher layer:\n  " + "\n  ".join(upward)
