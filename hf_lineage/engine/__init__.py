@@ -29,17 +29,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..objectives import get_objective
+from ..registry import family_classes
 from .arguments import PretrainArguments, PretrainError, settle_arguments
 from .checkpoints import resume
 from .data import build_loaders, load_data
 from .loop import Run, build_scheduler, plan_training, start_accelerator, train
 from .saving import save_run
 
+__all__ = ["PretrainArguments", "PretrainError", "pretrain"]
+
 
 def pretrain(args: PretrainArguments) -> str:
     """Pre-train ``args.family``; returns the output directory, which then holds a ``save_pretrained`` model."""
-    from ..objectives import get_objective
-
     objective = get_objective(args.family, args)
     if settle_arguments(args, objective):  # the family's own CPU trainer (word2vec's) takes the run
         return objective.train_cpu(args)
@@ -69,12 +71,7 @@ def pretrain(args: PretrainArguments) -> str:
 
 def build_model(family: str, objective, config):
     """The family's pre-training model, freshly initialised (from the seed), with the objective's data-derived state."""
-    from ..registry import family_classes
-
     _, modeling = family_classes(family)
     model = getattr(modeling, objective.model_class_name)(config)
     objective.init_model(model)
     return model
-
-
-__all__ = ["PretrainArguments", "PretrainError", "pretrain"]
