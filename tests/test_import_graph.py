@@ -54,17 +54,6 @@ LAYERS = [
     },
 ]
 
-# Edges allowed for now, each with what fixes it: word2vec's objective and CPU trainer (moved by another change, which
-# owns these files) still import, from the engine's old address, what now lives below them. Remove an entry once its
-# import line names the new home.
-KNOWN_UNTIL_WORD2VEC_MOVE = {
-    ("hf_lineage.objectives.word2vec", "hf_lineage.pretrain"):
-        "SeededExamples, load_text: import them from hf_lineage.data.examples",
-    ("hf_lineage.objectives.word2vec_cpu", "hf_lineage.pretrain"):
-        "save_final: import it from hf_lineage.objectives.saving",
-}
-
-
 def module_files() -> dict[str, Path]:
     modules = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -154,18 +143,13 @@ def layer_of(module: str) -> int | None:
     return max(owners)[1] if owners else None
 
 
-def _without_known(graph):
-    return {a: {b: line for b, line in edges.items() if (a, b) not in KNOWN_UNTIL_WORD2VEC_MOVE}
-            for a, edges in graph.items()}
-
-
 def test_the_cycle_check_names_a_circle_and_passes_a_tree():
     assert find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b": 1, "c": 1}, "b": {"c": 1}, "c": {}}) is None
 
 
 def test_no_import_circles():
-    graph = _without_known(import_graph())
+    graph = import_graph()
     cycle = find_cycle(graph)
     if cycle:
         steps = [f"{a} (line {graph[a][b]}) -> {b}" for a, b in zip(cycle, cycle[1:])]
@@ -178,7 +162,7 @@ def test_every_module_has_a_layer():
 
 
 def test_lower_layers_never_import_higher_ones():
-    graph = _without_known(import_graph())
+    graph = import_graph()
     upward = [f"{a}:{line} imports {b} (layer {layer_of(a)} -> {layer_of(b)})"
               for a, edges in sorted(graph.items()) for b, line in sorted(edges.items())
               if layer_of(b) > layer_of(a)]

@@ -149,7 +149,7 @@ class Word2VecObjective(PretrainingObjective):
         the seeds of the engine's evaluation), on ``--validation-file``."""
         from itertools import islice
 
-        from ..pretrain import SeededExamples, load_text
+        from ..data.examples import SeededExamples, load_text
 
         self._config, self._counts = model.config, model.word_counts.numpy()
         examples = self.prepare(load_text(args, args.validation_file, "validation"), tokenizer, "validation")

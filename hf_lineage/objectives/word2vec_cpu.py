@@ -133,7 +133,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
     results["preparation_seconds"] = results.pop("started") - started
     model.train_results = results
     if output_dir is not None:
-        from ..pretrain import save_final
+        from .saving import save_final
 
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
