@@ -86,7 +86,23 @@ def build_parser() -> argparse.ArgumentParser:
         description=experiment.__doc__.split("\n")[0])
     experiment.build_parser(lineage_parser)
     lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
+    from .analysis import cli as analysis_cli
+
+    analyze_parser = commands.add_parser(
+        "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
+        description="hf-lineage analyze KIND [options]; `hf-lineage analyze KIND --help` lists KIND's options.")
+    analysis_cli.build_parser(analyze_parser)
+    analyze_parser.set_defaults(func=_analyze)
     return parser
+
+
+def _analyze(args) -> int:
+    from .analysis import cli as analysis_cli
+
+    if not getattr(args, "kind", None):
+        print("hf-lineage analyze: give a KIND: " + ", ".join(analysis_cli.ANALYSES), file=sys.stderr)
+        return 2
+    return analysis_cli.run_namespace(args)
 
 
 def main(argv=None) -> int:

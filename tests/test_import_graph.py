@@ -47,6 +47,7 @@ LAYERS = [
     },
     {
         "hf_lineage.tasks": "fine-tuning on the four task types (Trainer), from pretrained folders",
+        "hf_lineage.analysis": "looks inside saved models (polysemy, attention heads, probes); trains none of them",
     },
     {
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",

@@ -1,0 +1,38 @@
+"""``hf-lineage analyze KIND ...``: one subcommand per analysis module of this package.
+
+Each module is imported only when its subcommand runs (or its ``--help`` is asked for), so that ``hf-lineage --help``
+stays fast and one analysis's dependencies never slow another."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+# subcommand -> (module of hf_lineage.analysis, one-line help)
+ANALYSES = {
+    "polysemy": ("polysemy", "one word in several senses: static vs contextual vectors per occurrence"),
+    "attention": ("attention", "what each attention head of a BERT/GPT model attends to"),
+    "probes": ("probes", "layer-wise linear probes (with a control task) on frozen features"),
+}
+
+
+def analysis_module(kind: str):
+    return importlib.import_module(f"{__package__}.{ANALYSES[kind][0]}")
+
+
+def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    kinds = parser.add_subparsers(dest="analysis", metavar="KIND")
+    for kind, (_, help_) in ANALYSES.items():
+        sub = kinds.add_parser(kind, help=help_, description=help_, add_help=False)
+        sub.add_argument("analysis_args", nargs=argparse.REMAINDER, metavar="...",
+                         help=f"options of `hf-lineage analyze {kind}` (see `hf-lineage analyze {kind} --help`)")
+        sub.set_defaults(kind=kind)
+    return parser
+
+
+def run_namespace(args: argparse.Namespace) -> int:
+    """Parses the chosen analysis's own options with the parser its module builds, then runs it."""
+    module = analysis_module(args.kind)
+    parser = argparse.ArgumentParser(prog=f"hf-lineage analyze {args.kind}", description=ANALYSES[args.kind][1])
+    module.add_arguments(parser)
+    return module.main(parser.parse_args(args.analysis_args))
