@@ -78,23 +78,33 @@ class ContextualVectors:
         try:
             for start in range(0, len(words), self.batch_size):
                 chunk = words[start : start + self.batch_size]
-                encoding = self.tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt",
-                                          return_special_tokens_mask=True)
+                encoding = self._encode(chunk)
                 special = encoding.pop("special_tokens_mask").bool()
+                offsets = encoding.pop("offset_mapping", None)
                 batch = {k: v.to(device) for k, v in encoding.items()}
                 states = self._states(batch).float().cpu()  # (B, T, D)
                 for b, sentence in enumerate(chunk):
-                    vectors.append(self._word_vectors(states[b], encoding, b, special[b], len(sentence)))
+                    word_ids = None if offsets is None else token_words(offsets[b].tolist(), special[b], sentence)
+                    vectors.append(self._word_vectors(states[b], encoding, b, special[b], word_ids, len(sentence)))
         finally:
             self.model.train(was_training)
         return vectors
 
+    def _encode(self, chunk: list[list[str]]):
+        """A fast tokenizer reads each sentence as one string, as in pre-training, and returns offsets that map its
+        tokens back to words: given words one by one (``is_split_into_words``), a byte-level BPE without
+        ``add_prefix_space`` (lineage GPT) would encode "play" rather than the "Ġplay" it saw in running text."""
+        if self.tokenizer.is_fast:
+            return self.tokenizer([" ".join(words) for words in chunk], padding=True, return_tensors="pt",
+                                  return_special_tokens_mask=True, return_offsets_mapping=True)
+        return self.tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt",
+                              return_special_tokens_mask=True)
+
     @staticmethod
-    def _word_vectors(states, encoding, b, special, n_words):
-        """(T, D) token states → (n_words, D): sub-tokens averaged per word where the tokenizer says which word a
+    def _word_vectors(states, encoding, b, special, word_ids, n_words):
+        """(T, D) token states → (n_words, D): sub-tokens averaged per word where ``word_ids`` says which word a
         token belongs to; otherwise one token per word, in order, after dropping special tokens and padding."""
-        if encoding.encodings:  # a fast tokenizer knows each token's word
-            word_ids = encoding.word_ids(b)
+        if word_ids is not None:
             out = torch.zeros(n_words, states.shape[-1])
             counts = torch.zeros(n_words)
             for t, w in enumerate(word_ids):
@@ -135,10 +145,21 @@ class ContextualVectors:
         return [(found.sentence(i), similarity[i].item()) for i in order.tolist()]
 
 
+def token_words(offsets: list[list[int]], special, words: list[str]) -> list[int | None]:
+    """The word (index in ``words``, joined by single spaces) of each token from its character offsets; None for
+    special tokens and padding. A token belongs to the word holding its last character, so that a leading space
+    kept in a byte-level token's offsets does not matter."""
+    owner = []
+    for i, word in enumerate(words):
+        owner += [i] * len(word) + [None]
+    return [None if is_special or end <= start else owner[end - 1]
+            for (start, end), is_special in zip(offsets, special.tolist())]
+
+
 def similarity_matrix(occurrences: Occurrences) -> torch.Tensor:
     """Cosine similarity between every pair of occurrences: (N, N)."""
     v = F.normalize(occurrences.vectors, dim=-1)
     return v @ v.t()
 
 
-__all__ = ["ContextualVectors", "Occurrences", "similarity_matrix"]
+__all__ = ["ContextualVectors", "Occurrences", "similarity_matrix", "token_words"]
