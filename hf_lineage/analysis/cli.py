@@ -23,7 +23,9 @@ def analysis_module(kind: str):
 def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     kinds = parser.add_subparsers(dest="analysis", metavar="KIND")
     for kind, (_, help_) in ANALYSES.items():
-        sub = kinds.add_parser(kind, help=help_, description=help_, add_help=False)
+        # No option prefix of its own: argparse's REMAINDER does not take options that come first ("attention
+        # --model X" failed with "unrecognized arguments: --model"), so every word goes to the module's parser.
+        sub = kinds.add_parser(kind, help=help_, description=help_, add_help=False, prefix_chars="\0")
         sub.add_argument("analysis_args", nargs=argparse.REMAINDER, metavar="...",
                          help=f"options of `hf-lineage analyze {kind}` (see `hf-lineage analyze {kind} --help`)")
         sub.set_defaults(kind=kind)
