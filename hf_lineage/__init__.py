@@ -1,4 +1,4 @@
-"""hf_lineage: NNLM, word2vec, ELMo, GPT and BERT as first-class Hugging Face models.
+"""hf_lineage: NNLM, word2vec, ELMo, GPT and BERT (and count-based SVD vectors) as first-class Hugging Face models.
 
 ``import hf_lineage`` registers every family with transformers' Auto* classes::
 
@@ -14,9 +14,10 @@ from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
 from .registry import FAMILIES, register_all
 from .contextual import ContextualVectors
+from .objectives.svd import train_svd
 from .objectives.word2vec_cpu import train_word2vec
 from .vectors import WordVectors
 
 register_all()
 
-__all__ = ["ContextualVectors", "FAMILIES", "WordVectors", "register_all", "train_word2vec", *_models_all]
+__all__ = ["ContextualVectors", "FAMILIES", "WordVectors", "register_all", "train_svd", "train_word2vec", *_models_all]

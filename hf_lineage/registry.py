@@ -17,6 +17,7 @@ FAMILIES = {
     "nnlm": ("configuration_lineage_nnlm", "LineageNNLMConfig", "modeling_lineage_nnlm"),
     "word2vec": ("configuration_lineage_word2vec", "LineageWord2VecConfig", "modeling_lineage_word2vec"),
     "elmo": ("configuration_lineage_elmo", "LineageElmoConfig", "modeling_lineage_elmo"),
+    "svd": ("configuration_lineage_svd", "LineageSvdConfig", "modeling_lineage_svd"),
 }
 
 # family -> (tokenizer module, class name) for a family whose tokenizer is its own class (ELMo's gives character

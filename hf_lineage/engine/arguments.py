@@ -188,15 +188,21 @@ def _flags(names) -> str:
 
 def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bool:
     """Whether ``--backend`` picks the family's own CPU trainer (word2vec's numba Hogwild SGD) over the engine:
-    ``cpu`` asks for it, ``auto`` takes it when the family has one, no GPU is visible, one process runs, the corpus
+    ``cpu`` asks for it (as does every backend but ``engine`` for a family the engine cannot train, svd),
+    ``auto`` takes it when the family has one, no GPU is visible, one process runs, the corpus
     is local files and no option in ``given`` is one the CPU trainer would ignore (``--max-steps``, ...)."""
     if args.backend not in BACKENDS:
         raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
-    if args.backend == "engine":
+    backend = args.backend
+    if not objective.engine_trains:  # only the family's own trainer can train it (svd: counts and an SVD)
+        if backend == "engine":
+            raise PretrainError(f"{args.family} is not trained by the engine: use --backend cpu (or auto)")
+        backend = "cpu"
+    if backend == "engine":
         return False
     one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
     ignored = set(given) & set(objective.cpu_backend_ignores)
-    if args.backend == "cpu":
+    if backend == "cpu":
         if not objective.has_cpu_backend:
             raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
         if not args.train_file or args.streaming or not one_process:

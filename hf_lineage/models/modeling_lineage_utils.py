@@ -25,6 +25,8 @@ PAPERS = {
     "lineage-word2vec": "Mikolov et al. (2013), Efficient Estimation of Word Representations in Vector Space "
     "(https://arxiv.org/abs/1301.3781) and Distributed Representations of Words and Phrases and their "
     "Compositionality (https://arxiv.org/abs/1310.4546).",
+    "lineage-svd": "Levy, Goldberg and Dagan (2015), Improving Distributional Similarity with Lessons Learned from "
+    "Word Embeddings. TACL 3:211-225. https://aclanthology.org/Q15-1016/",
     "lineage-bert": "Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
     "Understanding. https://arxiv.org/abs/1810.04805",
 }

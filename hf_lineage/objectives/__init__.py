@@ -22,6 +22,7 @@ OBJECTIVES = {
     "word2vec": "hf_lineage.objectives.word2vec:Word2VecObjective",
     "nnlm": "hf_lineage.objectives.nnlm:NNLMObjective",
     "elmo": "hf_lineage.objectives.elmo:ElmoObjective",
+    "svd": "hf_lineage.objectives.svd:SvdObjective",
 }
 
 
@@ -49,6 +50,9 @@ class PretrainingObjective:
     # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the
     # engine's loop.
     has_cpu_backend: ClassVar[bool] = False
+    # False for a family that only its own CPU trainer trains (svd: counts and a factorisation, no gradient steps):
+    # ``--backend auto`` always takes that trainer and ``--backend engine`` is refused.
+    engine_trains: ClassVar[bool] = True
     # Options (PretrainArguments names) the family's CPU trainer does not use: given one, ``--backend auto`` takes
     # the engine and ``--backend cpu`` refuses it. And those the family never uses (on either path): refused.
     cpu_backend_ignores: ClassVar[tuple[str, ...]] = ()
@@ -103,7 +107,7 @@ class PretrainingObjective:
 
 # Families that are left-to-right language models, so their checkpoints generate (``AutoModelForCausalLM``,
 # ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an ``EncoderDecoderModel``.
-CAUSAL_LM_FAMILIES = ("gpt", "nnlm", "word2vec", "elmo")
+CAUSAL_LM_FAMILIES = ("gpt", "nnlm", "word2vec", "elmo", "svd")
 
 
 def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):

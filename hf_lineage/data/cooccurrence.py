@@ -1,0 +1,113 @@
+"""Count-based word vectors on arrays (Levy, Goldberg and Dagan, 2015): windowed co-occurrence counts, (shifted)
+PPMI with context distribution smoothing, and the truncated SVD the vectors come from.
+
+Everything is sparse: the counts are a ``scipy.sparse`` matrix accumulated chunk by chunk as the corpus streams in
+(``CooccurrenceCounter``), PPMI is computed on its non-zero entries only, and the SVD is scikit-learn's randomized
+SVD (Halko et al. 2011), which needs only products with the sparse matrix. No V × V dense matrix is ever built.
+``hf_lineage.objectives.svd.train_svd`` runs them on a text corpus.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.extmath import randomized_svd
+
+
+def window_weights(window: int, dynamic_window: bool) -> np.ndarray:
+    """Weight of a context word at distance 1..window: 1, or word2vec's dynamic window in expectation (a window
+    drawn uniformly from 1..window reaches distance δ with probability (window − δ + 1) / window).
+
+    >>> window_weights(3, True).tolist()
+    [1.0, 0.6666666666666666, 0.3333333333333333]
+    """
+    distances = np.arange(1, window + 1)
+    return (window - distances + 1) / window if dynamic_window else np.ones(window)
+
+
+class CooccurrenceCounter:
+    """Accumulates the symmetric co-occurrence counts #(w, c) of a corpus given as chunks of token ids.
+
+    ``add(ids, starts)`` takes one chunk: ``ids`` the token ids of its sentences end to end, ``starts`` each
+    sentence's offset plus the end (``encode_corpus``'s format). Words with ``keep[id]`` False are removed before
+    windows are taken (as word2vec drops rare words), and windows do not cross sentences. ``counts`` is the V × V
+    ``csr_matrix`` of (weighted) counts so far, ``tokens`` the number of tokens counted.
+
+    Example::
+
+        >>> counter = CooccurrenceCounter(vocab_size=5, window=1, dynamic_window=False)
+        >>> counter.add(np.array([1, 2, 3]), np.array([0, 3]))
+        >>> counter.counts.toarray()[2].tolist()   # word 2 saw 1 and 3 once each
+        [0.0, 1.0, 0.0, 1.0, 0.0]
+    """
+
+    def __init__(self, vocab_size: int, window: int, dynamic_window: bool, keep: np.ndarray | None = None):
+        self.vocab_size = vocab_size
+        self.weights = window_weights(window, dynamic_window)
+        self.keep = keep
+        self.counts = sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)
+        self.tokens = 0
+
+    def add(self, ids: np.ndarray, starts: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        sentence = np.repeat(np.arange(len(starts) - 1), np.diff(starts))  # (N,) the sentence of each token
+        if self.keep is not None:
+            kept = self.keep[ids]
+            ids, sentence = ids[kept], sentence[kept]
+        self.tokens += len(ids)
+        rows, cols, values = [], [], []
+        for distance, weight in enumerate(self.weights, start=1):
+            same = sentence[:-distance] == sentence[distance:]  # pairs inside one sentence
+            left, right = ids[:-distance][same], ids[distance:][same]
+            # Each pair counts both ways: c is in w's window and w in c's.
+            rows += [left, right]
+            cols += [right, left]
+            values.append(np.full(2 * len(left), weight))
+        if not values:
+            return
+        chunk = sp.coo_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
+                              shape=(self.vocab_size, self.vocab_size))
+        self.counts = self.counts + chunk.tocsr()  # tocsr sums the chunk's duplicate pairs
+
+
+def ppmi(counts: sp.spmatrix, cds: float = 0.75, neg: float = 1.0) -> sp.csr_matrix:
+    """Shifted positive PMI with context distribution smoothing, on the non-zero counts only:
+
+        PMI_α(w, c) = log( #(w, c) · Σ_c' #(c')^α / (#(w) · #(c)^α) ),   SPPMI = max(PMI_α − log neg, 0)
+
+    with #(w) the row sums and #(c) the column sums of ``counts`` (Levy et al. 2015, equations 3 and 8; the total
+    #(·,·) cancels). A pair never seen has PMI −∞ and stays 0.
+
+    >>> ppmi(sp.csr_matrix(np.array([[0., 2.], [2., 1.]])), cds=1.0).toarray().round(4).tolist()
+    [[0.0, 0.5108], [0.5108, 0.0]]
+    """
+    counts = sp.csr_matrix(counts, dtype=np.float64, copy=True)  # a copy: the result shares its index arrays
+    counts.sum_duplicates()
+    counts.eliminate_zeros()
+    word_totals = np.asarray(counts.sum(axis=1)).ravel()
+    smoothed_contexts = np.asarray(counts.sum(axis=0)).ravel() ** cds
+    rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+    pmi = np.log(counts.data * smoothed_contexts.sum() / (word_totals[rows] * smoothed_contexts[counts.indices]))
+    values = np.maximum(pmi - np.log(neg), 0.0)
+    matrix = sp.csr_matrix((values, counts.indices, counts.indptr), shape=counts.shape)
+    matrix.eliminate_zeros()
+    return matrix
+
+
+def factorize(matrix: sp.spmatrix, dimensions: int, eig: float = 0.5, add_context_vectors: bool = False,
+              n_iter: int = 5, n_oversamples: int = 10, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(word vectors (V, d) float32, singular values (d,)): the rank-``dimensions`` SVD U·Σ·Vᵀ of ``matrix`` by
+    scikit-learn's ``randomized_svd`` (signs fixed by ``svd_flip``, so a seed gives the same vectors), weighted as
+    U·Σ^eig, plus V·Σ^eig with ``add_context_vectors`` (Levy et al.'s "w+c")."""
+    rank = matrix.shape[0] - np.count_nonzero(matrix.getnnz(axis=1) == 0)  # rows that are not all zero
+    if dimensions > rank:
+        raise ValueError(f"vector_size={dimensions} is larger than the {rank} words with co-occurrences: the PPMI "
+                         "matrix has no more dimensions to give. Lower vector_size, or give more text or a lower "
+                         "min_count.")
+    u, sigma, vt = randomized_svd(matrix, n_components=dimensions, n_oversamples=n_oversamples, n_iter=n_iter,
+                                  random_state=seed)
+    weight = sigma ** eig
+    vectors = u * weight
+    if add_context_vectors:
+        vectors = vectors + vt.T * weight
+    return vectors.astype(np.float32), sigma
