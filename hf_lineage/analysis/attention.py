@@ -425,11 +425,15 @@ def _looks_causal(maps: list[np.ndarray]) -> bool:
 def analyze_attention(model, tokenizer, sentences: list, batch_size: int = 16, max_length: int = 128,
                       name: str | None = None) -> AttentionResult:
     """Runs ``model`` (its base model, eval mode, no gradients) over ``sentences`` — strings, or (a, b) pairs — and
-    measures its heads (``analyze_maps``). Causal or not is read off the maps (exact zeros above the diagonal)."""
+    measures its heads (``analyze_maps``), each input cut to ``max_length`` tokens (or the model's limit). Causal
+    or not is read off the maps (exact zeros above the diagonal)."""
     if isinstance(sentences, str) or not sentences:
         raise ValueError("analyze_attention takes a non-empty list of sentences or (a, b) pairs")
     base = getattr(model, "base_model", model).eval()
     device = next(base.parameters()).device
+    # never longer than the model's positions or the tokenizer's limit
+    max_length = min(max_length, tokenizer.model_max_length,
+                     getattr(model.config, "max_position_embeddings", None) or max_length)
     encodings = [_encode(tokenizer, item, max_length) for item in sentences]
     maps = []
     for start in range(0, len(encodings), batch_size):
