@@ -51,7 +51,7 @@ PROPERTIES = {
     "tense": "Past/Pres of every finite verb or auxiliary",
 }
 # Model types whose words have one vector whatever the sentence: probed through their input embeddings.
-STATIC_MODEL_TYPES = {"lineage-nnlm": "nnlm", "lineage-word2vec": "word2vec"}
+STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec", "lineage-svd"}
 C_GRID = (0.01, 0.1, 1.0, 10.0)
 DEV_FRACTION = 0.2  # of the training sentences, for choosing C
 BOOTSTRAP_SAMPLES = 1000

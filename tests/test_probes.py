@@ -1,0 +1,182 @@
+"""``hf_lineage.analysis.probes``: a probe finds a label its features encode and not one they do not, the control
+task gives one label per word type with the property's distribution, selectivity is accuracy − control, every
+family has the right number of layers, and ``hf-lineage analyze probes`` writes its files or fails cleanly."""
+
+import collections
+import json
+
+import numpy as np
+import pytest
+
+from hf_lineage.analysis import probes
+from hf_lineage.cli import main as cli_main
+from hf_lineage.models import (
+    LineageBertConfig,
+    LineageBertModel,
+    LineageElmoConfig,
+    LineageElmoModel,
+    LineageElmoTokenizer,
+    LineageGPTConfig,
+    LineageGPTModel,
+    LineageWord2VecConfig,
+    LineageWord2VecModel,
+)
+from hf_lineage.tokenization import (
+    train_bpe_tokenizer,
+    train_wordlevel_tokenizer,
+    train_wordpiece_tokenizer,
+)
+
+# A few sentences of the probing sample are enough for tiny models and seconds of probing.
+FEW = {"train_sentences": 40, "validation_sentences": 20, "grid": (1.0,), "bootstrap_samples": 50}
+
+
+def sample_text(n=60):
+    return [" ".join(r["tokens"]) for r in probes.load_probing_sample("train", n)]
+
+
+@pytest.fixture(scope="module")
+def tiny_models():
+    """One tiny model of each kind, with a tokenizer trained on the probing sample: static, ELMo, GPT, BERT."""
+    text = sample_text()
+    words = train_wordlevel_tokenizer(iterator=text, min_count=1)
+    bpe = train_bpe_tokenizer(iterator=text, vocab_size=300, min_frequency=1)
+    vocab = ["<pad>", "<UNK>", "<S>", "</S>", *sorted({w for line in text for w in line.split()})]
+    elmo_tokenizer = LineageElmoTokenizer(vocab=vocab)
+    wordpiece = train_wordpiece_tokenizer(iterator=text, vocab_size=300, min_frequency=1, model_max_length=128)
+    return {
+        "word2vec": (LineageWord2VecModel(LineageWord2VecConfig.from_named("tiny", vocab_size=len(words))), words),
+        "elmo": (LineageElmoModel(LineageElmoConfig.from_named("tiny", vocab_size=len(vocab))), elmo_tokenizer),
+        "gpt": (LineageGPTModel(LineageGPTConfig.from_named("tiny", vocab_size=len(bpe))), bpe),
+        "bert": (LineageBertModel(LineageBertConfig.from_named("tiny", vocab_size=len(wordpiece))), wordpiece),
+    }
+
+
+def test_a_probe_on_features_that_encode_the_label_beats_one_on_noise():
+    rng = np.random.default_rng(0)
+    labels = rng.choice(["NOUN", "VERB", "DET"], size=600)
+    sentences = np.arange(600) // 10
+    noise = rng.normal(size=(600, 8))
+    encoded = noise.copy()
+    encoded[:, :3] += 3 * (labels[:, None] == np.array(["NOUN", "VERB", "DET"]))  # one direction per label
+    train, test = slice(0, 400), slice(400, None)
+    scores = {}
+    for name, features in (("encoded", encoded), ("noise", noise)):
+        probe = probes.fit_probe(features[train], labels[train], sentences[train])
+        scores[name] = (probe.predict(features[test]) == labels[test]).mean()
+        assert set(probe.dev_accuracy) == set(probes.C_GRID) and probe.C in probes.C_GRID
+    assert scores["encoded"] > 0.95
+    assert scores["noise"] < 0.5  # chance is 1/3
+
+
+def test_control_task_gives_each_word_type_one_label_with_the_propertys_distribution():
+    words = [f"w{i}" for i in range(4000)] * 2  # every type twice
+    labels = ["Sing"] * 750 + ["Plur"] * 250
+    control = probes.control_labels(words, labels, seed=0)
+    assert set(control) == set(words) and set(control.values()) == {"Sing", "Plur"}
+    share = collections.Counter(control.values())["Sing"] / len(control)
+    assert abs(share - 0.75) < 0.03
+    assert probes.control_labels(list(reversed(words)), labels, seed=0) == control  # order does not matter
+    assert probes.control_labels(words, labels, seed=1) != control
+
+    # Through the property task: every occurrence of a type carries its type's control label.
+    train, validation = probes.load_probing_sample("train", 100), probes.load_probing_sample("validation", 50)
+    task = probes._property_task(train, validation, "upos", seed=0)
+    by_type = collections.defaultdict(set)
+    for word, label in zip(task.train.words + task.validation.words,
+                           [*task.control_train, *task.control_validation]):
+        by_type[word].add(label)
+    assert all(len(labels) == 1 for labels in by_type.values())
+    assert set(task.control_train) <= set(task.train.labels)
+
+
+def test_majority_baseline_takes_each_words_most_frequent_label_and_the_overall_one_for_unseen_words():
+    predicted = probes.majority_baseline(["run", "run", "run", "dog", "dog"], ["VERB", "NOUN", "VERB", "NOUN", "NOUN"],
+                                         ["run", "dog", "cat"])
+    assert predicted.tolist() == ["VERB", "NOUN", "NOUN"]
+
+
+def test_bootstrap_resamples_sentences_and_keeps_differences_paired():
+    correct = {"a": np.array([1, 1, 0, 1, 0, 1], bool), "b": np.array([1, 0, 0, 1, 0, 0], bool)}
+    sentences = np.array([0, 0, 1, 2, 2, 3])
+    boot = probes.bootstrap_accuracies(correct, sentences, samples=500, seed=0)
+    assert boot["a"].shape == (500,) and np.all(boot["a"] >= boot["b"])  # a is right wherever b is: paired draws
+    lo, hi = probes.interval(boot["a"])
+    assert lo <= correct["a"].mean() <= hi
+
+
+def test_layer_counts_per_family_and_selectivity_is_accuracy_minus_control(tiny_models):
+    expected = {"word2vec": 1, "elmo": 3, "gpt": LineageGPTConfig.from_named("tiny").num_hidden_layers + 1,
+                "bert": LineageBertConfig.from_named("tiny").num_hidden_layers + 1}
+    results = probes.run_probes(list(tiny_models.values()), properties=["upos", "number"], **FEW)
+    assert list(results.models) == list(expected)
+    for name, count in expected.items():
+        assert len(results.models[name]["layers"]) == count
+        assert sorted({s.layer for s in results.scores if s.model == name}) == list(range(count))
+    assert results.models["elmo"]["layers"] == ["token", "biLSTM 1", "biLSTM 2"]
+    assert len(results.scores) == sum(expected.values()) * 2
+    for score in results.scores:
+        assert score.selectivity == pytest.approx(score.accuracy - score.control_accuracy)
+        assert score.accuracy_interval[0] <= score.accuracy <= score.accuracy_interval[1]
+    # the majority baseline depends on the words only: the same for every model and layer
+    assert len({(s.property, s.majority) for s in results.scores}) == 2
+    table = results.table()
+    assert table.count("\n") == len(results.scores) + 2 and "| elmo | 2 (biLSTM 2) | number |" in table
+
+
+def test_every_layer_of_one_pass_equals_contextual_vectors_at_that_layer(tiny_models):
+    from hf_lineage.contextual import ContextualVectors
+
+    model, tokenizer = tiny_models["bert"]
+    records = probes.load_probing_sample("validation", 5)
+    features = probes.layer_features(model, tokenizer, records)
+    for layer in range(len(features)):
+        alone = ContextualVectors(model, tokenizer, layer=layer).embed([" ".join(r["tokens"]) for r in records])
+        for ours, theirs in zip(features[layer], alone):
+            np.testing.assert_allclose(ours, theirs.numpy(), atol=1e-5)
+
+
+def test_static_vectors_are_the_words_input_embedding_rows(tiny_models):
+    model, tokenizer = tiny_models["word2vec"]
+    records = [{"tokens": ["the", "the", "of"]}]
+    (vectors,) = probes.layer_features(model, tokenizer, records)[0]
+    ids = tokenizer.convert_tokens_to_ids(["the", "the", "of"])
+    np.testing.assert_allclose(vectors, model.get_input_embeddings().weight[ids].detach().numpy())
+
+
+def test_cli_writes_results_table_and_plots(tiny_models, tmp_path):
+    folder = tmp_path / "word2vec"
+    model, tokenizer = tiny_models["word2vec"]
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    out = tmp_path / "probes"
+    code = cli_main(["analyze", "probes", "--models", str(folder), "--properties", "upos", "tense",
+                     "--train-sentences", "40", "--validation-sentences", "20", "--C", "1", "--output-dir", str(out)])
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["probes_overview.png", "probes_word2vec.png", "results.json",
+                                                      "table.md"]
+    results = json.loads((out / "results.json").read_text())
+    assert [s["property"] for s in results["scores"]] == ["upos", "tense"]
+    assert results["models"]["word2vec"]["path"] == str(folder)
+    assert "| word2vec | 0 (vectors) | tense |" in (out / "table.md").read_text()
+
+
+def test_cli_refuses_bad_input_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "probes"
+    not_a_model = tmp_path / "empty"
+    not_a_model.mkdir()
+    assert cli_main(["analyze", "probes", "--models", str(not_a_model), "--output-dir", str(out)]) == 2
+    assert "is not a saved model folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["analyze", "probes", "--models", str(not_a_model), "--properties", "gender",
+                  "--output-dir", str(out)])
+    assert exit_.value.code == 2 and "invalid choice: 'gender'" in capsys.readouterr().err
+    assert cli_main(["analyze", "probes", "--models", str(not_a_model), "--train-sentences", "0",
+                     "--output-dir", str(out)]) == 2
+    assert not out.exists()
+    assert not list(tmp_path.glob(".probes.*"))  # no staging folder left behind
+
+
+def test_unknown_property_in_the_api_names_the_known_ones():
+    with pytest.raises(ValueError, match="known: upos, number, tense"):
+        probes.run_probes([], properties=["gender"])
