@@ -295,12 +295,12 @@ class PolysemyResult:
         lines = ["| model | layer | words | within | across | difference | 1-NN same sense | chance |",
                  "|---|---|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| {r['model']} | {r['layer']} | {r['words']} | {r['within']:.3f} | {r['across']:.3f} | "
-                  f"{r['difference']:+.3f} | {r['nn_agreement']:.2f} | {r['chance']:.2f} |" for r in self.summary()]
+                  f"{_signed(r['difference'])} | {r['nn_agreement']:.2f} | {r['chance']:.2f} |" for r in self.summary()]
         lines += ["", "Difference (within − across) per word:", "",
                   "| model | layer | " + " | ".join(self.words) + " |", "|---|---|" + "---:|" * len(self.words)]
         for model, layer in self.model_layers():
             by_word = {r.word: r.similarity.difference for r in self.layers if (r.model, r.layer) == (model, layer)}
-            cells = [f"{by_word[w]:+.3f}" if w in by_word else "—" for w in self.words]
+            cells = [_signed(by_word[w]) if w in by_word else "—" for w in self.words]
             lines.append(f"| {model} | {layer} | " + " | ".join(cells) + " |")
         lines += [f"\n- {note}" for note in self.skipped]
         return "\n".join(lines) + "\n"
@@ -350,6 +350,11 @@ class PolysemyResult:
         axes[1][0].legend(fontsize=7, loc="lower right")
         axes[0][0].set_title("Sense separation per layer (bars: mean over words; dots: words)", fontsize=9)
         figure.savefig(path, dpi=90)
+
+
+def _signed(value: float) -> str:
+    """+0.123; rounding noise of a static family's 0 (-1e-17) reads +0.000 rather than -0.000."""
+    return f"{round(value, 3) + 0.0:+.3f}"
 
 
 def _figure(rows: int, columns: int, panel: tuple[float, float], header: float = 0.0):
