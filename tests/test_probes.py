@@ -10,6 +10,7 @@ import pytest
 
 from hf_lineage.analysis import probes
 from hf_lineage.cli import main as cli_main
+from hf_lineage.lineage import probing as lineage_probing
 from hf_lineage.models import (
     LineageBertConfig,
     LineageBertModel,
@@ -180,3 +181,21 @@ def test_cli_refuses_bad_input_and_writes_nothing(tmp_path, capsys):
 def test_unknown_property_in_the_api_names_the_known_ones():
     with pytest.raises(ValueError, match="known: upos, number, tense"):
         probes.run_probes([], properties=["gender"])
+
+
+def test_the_lineage_run_probes_its_pretrained_models_when_labeling_is_asked(tmp_path):
+    out = tmp_path / "report"
+    code = cli_main(["lineage", "--output-dir", str(out), "--families", "nnlm", "--tasks", "labeling",
+                     "--variants", "frozen", "--budget-words", "3000", "--task-train", "16", "--task-validation",
+                     "8", "--finetune-epochs", "1", "--curve-sizes", "--workers", "0"])
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    probed = results["probes"]
+    assert probed["status"] == "ok" and list(probed["models"]) == ["nnlm"]
+    assert {s["property"] for s in probed["scores"]} == set(lineage_probing.PROPERTIES)
+    assert probed["plots"] == ["stages/probes/probes_nnlm.png", "stages/probes/probes_overview.png"]
+    assert all((out / path).is_file() for path in probed["plots"])
+    report = (out / "report.md").read_text()
+    assert "## What each layer learns (probes)" in report and "| nnlm | 0 (vectors) | upos |" in report
+    assert "probes" in results["time_split"]
+    assert not lineage_probing.probing_wanted(["classification", "pairs", "generation"])

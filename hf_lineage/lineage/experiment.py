@@ -40,6 +40,7 @@ from . import claims, diagnostics, plots, report
 from .data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import cell_variants, finetune, pretrained_variant, small_set_updates
 from .pretraining import describe_budget, pretrain_family
+from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_VARIANTS,
@@ -80,7 +81,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     with process_state().main_process_first():  # the main process writes the corpus files, the others read them
         corpus = prepare_corpus(args, scale, out / "data")
     cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks)
-    stages = Stages(out, len(tasks) + len(families) * len(seeds) + len(cells) * len(seeds), args.rerun)
+    stages = Stages(out, len(tasks) + len(families) * len(seeds) + probing_wanted(tasks) + len(cells) * len(seeds),
+                    args.rerun)
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -95,6 +97,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
             record = run_pretraining_stage(stages, family, seed, args, scale, corpus)
             pretraining[family].append(record)
             clock["pretraining"] += 0 if record["reused"] else record["seconds"] or 0  # this invocation's time
+    probes = run_probing_stage(stages, pretraining, args.seed) if probing_wanted(tasks) else None
+    if probes is not None:
+        clock["probes"] = 0 if probes["reused"] else probes["seconds"] or 0
 
     begun = time.time()
     runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
@@ -112,7 +117,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "main_train_size": main_size, "curve_sizes": sorted({main_size, *curve_sizes}) if curve_sizes else [],
         "pretraining": {family: summarize_pretraining(records) for family, records in pretraining.items()},
         "baselines": {task: [summary for summary, _ in rows] for task, rows in baseline_rows.items()},
-        "finetuning": finetuning, "main_variant": {f: MAIN_VARIANT[f] for f in families},
+        "finetuning": finetuning, "main_variant": {f: MAIN_VARIANT[f] for f in families}, "probes": probes,
         "notes": notes(args, scale),
     }
     if stages.state.is_main_process:

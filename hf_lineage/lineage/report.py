@@ -37,6 +37,7 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
     noise_margin,
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
+from .probing import report_lines as probing_lines
 from .settings import VARIANTS
 
 # Families whose validation perplexity is a causal-LM perplexity, and the unit it is per.
@@ -456,6 +457,7 @@ def write_report(results: dict, output_dir) -> str:
     lines += _footnote_block(notes, start)
 
     lines += ["", "## Learning curves", ""] + _curves_section(results)
+    lines += probing_lines(results.get("probes"))
 
     plots = results.get("plots") or []
     lines += ["", "## Plots", ""]
