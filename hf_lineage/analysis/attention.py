@@ -271,8 +271,8 @@ class AttentionResult:
 
     def plot(self, output_dir) -> list[str]:
         """Writes patterns.png (layers × heads coloured by pattern, entropy written in), shares.png (every head's
-        shares and normalized entropy) and heads_dendrogram.png (heads clustered by JS distance, labels coloured by
-        layer); returns the paths."""
+        shares and normalized entropy, and a uniform head's below them) and heads_dendrogram.png (heads clustered
+        by JS distance, labels coloured by layer); returns the paths."""
         import matplotlib
 
         matplotlib.use("Agg")  # files only, never a window
@@ -317,13 +317,17 @@ class AttentionResult:
         names = ["first", "sep", "punctuation", "previous", "next", "normalized_entropy"]
         labels = [self.first_token, "[SEP]", "punctuation", "previous", "next", "entropy / max"]
         values = np.stack([self.measures[name].reshape(-1) for name in names], axis=1)
+        rows = self.head_names()
+        if self.uniform:  # the bottom row: what a head attending evenly would get, to read the others against
+            values = np.vstack([values, [self.uniform[name] for name in names]])
+            rows.append("uniform")
         figure, axes = plt.subplots(figsize=(0.8 * len(names) + 3, 0.35 * values.shape[0] + 1.5))
         image = axes.imshow(values, cmap="viridis", vmin=0, vmax=1, aspect="auto")
         for (row, column), value in np.ndenumerate(values):
             axes.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=7,
                       color="black" if value > 0.5 else "white")
         axes.set(xticks=range(len(names)), xticklabels=labels, yticks=range(values.shape[0]),
-                 yticklabels=self.head_names(), title=f"{self.model}: where each head's attention goes")
+                 yticklabels=rows, title=f"{self.model}: where each head's attention goes")
         axes.tick_params(axis="x", rotation=30)
         figure.colorbar(image, ax=axes, fraction=0.05)
         return figure
