@@ -141,6 +141,10 @@ def test_identical_heads_are_at_js_distance_zero_and_layers_that_differ_separate
     assert d[0, 2] > 0.3
     assert result.cohesion["same_layer_nearest"] == 1.0 and result.cohesion["silhouette"] > 0.9
     assert result.cohesion["chance"] == pytest.approx(1 / 3)
+    # heads equal up to rounding: a tiny negative divergence must read as distance 0, not NaN
+    nearly = maps[0].copy()
+    nearly[0, 1] *= 1 + 1e-12 * rng.standard_normal((n, n))
+    assert analyze_maps([nearly], [plain_roles(n)], causal=False).distances[0, 1] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_heads_alike_across_layers_give_a_negative_layer_silhouette():

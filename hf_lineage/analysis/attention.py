@@ -184,7 +184,10 @@ def head_distances(maps: list[np.ndarray], causal: bool) -> np.ndarray:
     distances = np.zeros((count, count))
     for i in range(count):
         for j in range(i + 1, count):
-            distances[i, j] = distances[j, i] = jensenshannon(rows[i], rows[j], axis=-1, base=2).mean()
+            # rounding can leave a divergence of -1e-17 for (near) identical rows, whose square root is NaN: 0
+            with np.errstate(invalid="ignore"):
+                per_query = jensenshannon(rows[i], rows[j], axis=-1, base=2)
+            distances[i, j] = distances[j, i] = np.nan_to_num(per_query, nan=0.0).mean()
     return distances
 
 
