@@ -10,9 +10,11 @@ import torch
 
 from hf_lineage.analysis.polysemy import (
     SENTENCES,
+    WordLayer,
     analyze_polysemy,
     load_sentences,
     nearest_occurrences,
+    permutation_p_values,
     project,
     sense_similarity,
 )
@@ -132,6 +134,16 @@ def test_sense_numbers_match_a_pair_by_pair_count():
         sense_similarity(vectors[:3], ["a", "a", "b"])
 
 
+def test_permutation_p_values_are_small_for_separated_senses_and_one_for_a_static_family():
+    rng = np.random.default_rng(0)
+    senses = ["a"] * 6 + ["b"] * 6
+    separated = np.concatenate([rng.normal([5, 0, 0], 1, (6, 3)), rng.normal([0, 5, 0], 1, (6, 3))])
+    layers = [WordLayer("m", "l", "w", list(range(12)), senses, v, sense_similarity(v, senses), [], np.zeros((12, 2)))
+              for v in (separated, np.ones((12, 3)))]
+    assert permutation_p_values(layers[:1], permutations=200) == {"p_difference": 1 / 201, "p_nn_agreement": 1 / 201}
+    assert permutation_p_values(layers[1:], permutations=50) == {"p_difference": 1.0, "p_nn_agreement": 1.0}
+
+
 def test_one_vector_for_every_occurrence_ties_everything_at_chance():
     vectors = np.tile([[0.3, -1.0, 2.0]], (6, 1))
     found = sense_similarity(vectors, ["a", "a", "b", "b", "c", "c"])
@@ -182,7 +194,7 @@ def test_result_serialises_and_plots(result, tmp_path):
     assert {row["model"] for row in data["summary"]} == {"word2vec", "elmo", "gpt", "bert"}
     occurrence = data["layers"][0]["occurrences"][0]
     assert len(occurrence["neighbours"]) == 3 and len(occurrence["projection"]) == 2
-    assert "| word2vec | static | 2 | 1.000 | 1.000 | +0.000 |" in result.markdown()
+    assert "| word2vec | static | 2 | 1.000 | 1.000 | +0.000 | 1.000 | 0.38 | 0.38 | 1.000 |" in result.markdown()
     result.plot(tmp_path / "play.png", word="play")
     assert (tmp_path / "play.png").read_bytes().startswith(b"\x89PNG")
     with pytest.raises(ValueError, match="not one of this result's words"):

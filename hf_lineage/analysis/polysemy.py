@@ -126,7 +126,10 @@ def sense_similarity(vectors: np.ndarray, senses: list[str]) -> SenseSimilarity:
     labels = np.asarray(senses)
     if len(set(senses)) < 2 or min(np.unique(labels, return_counts=True)[1]) < 2:
         raise ValueError(f"need two or more senses with two or more occurrences each, got {sorted(senses)}")
-    cosine = cosine_matrix(vectors)
+    return _similarity(cosine_matrix(vectors), labels)
+
+
+def _similarity(cosine: np.ndarray, labels: np.ndarray) -> SenseSimilarity:
     same = labels[:, None] == labels[None, :]
     other = ~np.eye(len(labels), dtype=bool)
     return SenseSimilarity(within=float(cosine[same & other].mean()), across=float(cosine[~same].mean()),
@@ -140,6 +143,23 @@ def _nearest_agreement(cosine: np.ndarray, same: np.ndarray, other: np.ndarray) 
     scores = np.where(other, cosine, -np.inf)
     nearest = scores >= scores.max(axis=1, keepdims=True) - TIE_TOLERANCE
     return float(((nearest & same).sum(1) / nearest.sum(1)).mean())
+
+
+def permutation_p_values(layers: list[WordLayer], permutations: int = 1000, seed: int = 0) -> dict[str, float]:
+    """How often senses shuffled within each word give a mean (over ``layers``' words) ``difference`` and
+    ``nn_agreement`` at least as large as the real senses: ``(1 + hits) / (1 + permutations)``, one-sided. With a
+    few sentences per sense a 1-NN share well above chance can still be luck; this says how likely."""
+    rng = np.random.default_rng(seed)
+    cosines = [cosine_matrix(layer.vectors) for layer in layers]
+    observed = [np.mean([getattr(layer.similarity, key) for layer in layers]) for key in ("difference",
+                                                                                         "nn_agreement")]
+    hits = np.zeros(2)
+    for _ in range(permutations):
+        shuffled = [_similarity(c, rng.permutation(layer.senses)) for c, layer in zip(cosines, layers)]
+        null = [np.mean([s.difference for s in shuffled]), np.mean([s.nn_agreement for s in shuffled])]
+        hits += np.asarray(null) >= np.asarray(observed) - TIE_TOLERANCE
+    p = (1 + hits) / (1 + permutations)
+    return {"p_difference": float(p[0]), "p_nn_agreement": float(p[1])}
 
 
 def nearest_occurrences(vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
@@ -269,6 +289,8 @@ class PolysemyResult:
     models: list[dict]  # name, family, path, static
     layers: list[WordLayer]
     skipped: list[str] = field(default_factory=list)  # why some (model, word) pairs have no numbers
+    permutations: int = 1000  # label shuffles behind the p-values of ``summary()``
+    _summary: list[dict] | None = field(default=None, repr=False)  # computed once: the shuffles take a moment
 
     @property
     def words(self) -> list[str]:
@@ -279,23 +301,29 @@ class PolysemyResult:
 
     def summary(self) -> list[dict]:
         """Per (model, layer): the numbers averaged over the words it has (each word weighs the same)."""
-        rows = []
-        for model, layer in self.model_layers():
-            found = [r.similarity for r in self.layers if (r.model, r.layer) == (model, layer)]
-            rows.append({"model": model, "layer": layer, "words": len(found),
-                         **{key: float(np.mean([getattr(s, key) for s in found]))
-                            for key in ("within", "across", "difference", "nn_agreement", "chance")}})
-        return rows
+        if self._summary is None:
+            self._summary = [self._summary_row(model, layer) for model, layer in self.model_layers()]
+        return self._summary
+
+    def _summary_row(self, model: str, layer: str) -> dict:
+        found = [r for r in self.layers if (r.model, r.layer) == (model, layer)]
+        return {"model": model, "layer": layer, "words": len(found),
+                **{key: float(np.mean([getattr(r.similarity, key) for r in found]))
+                   for key in ("within", "across", "difference", "nn_agreement", "chance")},
+                **permutation_p_values(found, self.permutations)}
 
     def to_dict(self) -> dict:
         return {"sentences": [vars(s) for s in self.sentences], "models": self.models, "summary": self.summary(),
                 "layers": [r.to_dict() for r in self.layers], "skipped": self.skipped}
 
     def markdown(self) -> str:
-        lines = ["| model | layer | words | within | across | difference | 1-NN same sense | chance |",
-                 "|---|---|---:|---:|---:|---:|---:|---:|"]
+        lines = ["| model | layer | words | within | across | difference | p | 1-NN same sense | chance | p |",
+                 "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| {r['model']} | {r['layer']} | {r['words']} | {r['within']:.3f} | {r['across']:.3f} | "
-                  f"{_signed(r['difference'])} | {r['nn_agreement']:.2f} | {r['chance']:.2f} |" for r in self.summary()]
+                  f"{_signed(r['difference'])} | {r['p_difference']:.3f} | {r['nn_agreement']:.2f} | "
+                  f"{r['chance']:.2f} | {r['p_nn_agreement']:.3f} |" for r in self.summary()]
+        shuffles = self.permutations
+        lines += ["", f"p: (1 + shuffles of the senses within each word that do as well) / (1 + {shuffles} shuffles)."]
         lines += ["", "Difference (within − across) per word:", "",
                   "| model | layer | " + " | ".join(self.words) + " |", "|---|---|" + "---:|" * len(self.words)]
         for model, layer in self.model_layers():
@@ -382,17 +410,21 @@ def _scatter(axis, result: WordLayer, colours: dict[str, str]) -> None:
 # --------------------------------------------------------------------------- analysis
 
 
-def analyze_polysemy(models: list, sentences: list[SenseSentence], k: int = 3) -> PolysemyResult:
+def analyze_polysemy(models: list, sentences: list[SenseSentence], k: int = 3,
+                     permutations: int = 1000) -> PolysemyResult:
     """Every model's vectors for every occurrence of each word of ``sentences`` (see ``load_sentences``), per layer,
     with the numbers of the module docstring. ``models``: folders or ``ModelSource``s (``load_model``); ``k``:
-    neighbours kept per occurrence."""
+    neighbours kept per occurrence; ``permutations``: sense shuffles behind the summary's p-values."""
     if not models:
         raise ValueError("give at least one model")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if permutations < 1:
+        raise ValueError(f"permutations must be >= 1, got {permutations}")
     sources = _named([m if isinstance(m, ModelSource) else load_model(m) for m in models])
     result = PolysemyResult(list(sentences), [{"name": s.name, "family": s.family, "path": s.path,
-                                               "static": s.static} for s in sources], [])
+                                               "static": s.static} for s in sources], [],
+                            permutations=permutations)
     for source in sources:
         for word in result.words:
             _add_word(result, source, word, k)
@@ -448,6 +480,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON lines {word, sense, sentence} (default: the shipped set, "
                              "hf_lineage/analysis/data/polysemy.jsonl)")
     parser.add_argument("--neighbours", type=int, default=3, help="nearest occurrences kept per occurrence")
+    parser.add_argument("--permutations", type=int, default=1000,
+                        help="sense shuffles behind the p-values of the summary table")
     parser.add_argument("--output-dir", required=True, metavar="DIR",
                         help="where results.json, summary.md, summary.png and polysemy_<word>.png go")
 
@@ -460,7 +494,8 @@ def main(args: argparse.Namespace) -> int:
     transformers_logging.set_verbosity_error()  # loading a pre-training checkpoint's base model lists its head
     transformers_logging.disable_progress_bar()
     try:
-        result = analyze_polysemy(args.models, load_sentences(args.sentences, args.words), k=args.neighbours)
+        result = analyze_polysemy(args.models, load_sentences(args.sentences, args.words), k=args.neighbours,
+                                  permutations=args.permutations)
     except ValueError as error:
         print(f"hf-lineage analyze polysemy: error: {error}", file=sys.stderr)
         return 2
@@ -485,4 +520,5 @@ def write_outputs(result: PolysemyResult, folder: Path) -> None:
 
 
 __all__ = ["ModelSource", "PolysemyResult", "SenseSentence", "SenseSimilarity", "WordLayer", "analyze_polysemy",
-           "cosine_matrix", "load_model", "load_sentences", "nearest_occurrences", "project", "sense_similarity"]
+           "cosine_matrix", "load_model", "load_sentences", "nearest_occurrences", "permutation_p_values", "project",
+           "sense_similarity"]
