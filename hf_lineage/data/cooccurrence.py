@@ -99,15 +99,21 @@ def factorize(matrix: sp.spmatrix, dimensions: int, eig: float = 0.5, add_contex
     """(word vectors (V, d) float32, singular values (d,)): the rank-``dimensions`` SVD U·Σ·Vᵀ of ``matrix`` by
     scikit-learn's ``randomized_svd`` (signs fixed by ``svd_flip``, so a seed gives the same vectors), weighted as
     U·Σ^eig, plus V·Σ^eig with ``add_context_vectors`` (Levy et al.'s "w+c")."""
-    rank = matrix.shape[0] - np.count_nonzero(matrix.getnnz(axis=1) == 0)  # rows that are not all zero
+    empty_rows, empty_columns = matrix.getnnz(axis=1) == 0, matrix.getnnz(axis=0) == 0
+    rank = np.count_nonzero(~empty_rows)
     if dimensions > rank:
         raise ValueError(f"vector_size={dimensions} is larger than the {rank} words with co-occurrences: the PPMI "
                          "matrix has no more dimensions to give. Lower vector_size, or give more text or a lower "
                          "min_count.")
     u, sigma, vt = randomized_svd(matrix, n_components=dimensions, n_oversamples=n_oversamples, n_iter=n_iter,
                                   random_state=seed)
+    # A word without co-occurrences (a special token, a word only ever alone on its line) has an all-zero row:
+    # its U row is exactly 0, where the randomized SVD leaves rounding noise (likewise V's rows, empty columns).
+    u[empty_rows] = 0
     weight = sigma ** eig
     vectors = u * weight
     if add_context_vectors:
-        vectors = vectors + vt.T * weight
+        v = vt.T
+        v[empty_columns] = 0
+        vectors = vectors + v * weight
     return vectors.astype(np.float32), sigma

@@ -208,6 +208,9 @@ def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bo
         if not args.train_file or args.streaming or not one_process:
             raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
                                 "or multi-process launch); use --backend engine for those")
+        if ignored and not objective.engine_trains:
+            raise PretrainError(f"{args.family} is trained by its own code, not the engine: it does not use "
+                                f"{_flags(ignored)}; drop them")
         if ignored:
             raise PretrainError(f"--backend cpu ({args.family}'s own trainer) does not use {_flags(ignored)}; drop "
                                 "them or use --backend engine (or auto), which honours them")
