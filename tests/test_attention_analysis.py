@@ -3,6 +3,7 @@ BERT/GPT and transformers' own BERT/GPT) and the `hf-lineage analyze attention` 
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -198,6 +199,9 @@ def test_lineage_gpt_is_causal_with_endoftext_first(bpe_tokenizer):
     assert result.causal and result.first_token == "<|endoftext|>"
     assert np.all(result.measures["next"] == 0.0)
     assert all("next token" not in row for row in result.patterns)
+    # one cell per column on every line of the table, though the first token's name holds "|"
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in result.markdown().splitlines()]
+    assert len(set(cells)) == 1 and "<\\|endoftext\\|>" in result.markdown()
 
 
 def test_transformers_bert_falls_back_to_eager_and_matches_its_lineage_conversion(wordpiece_tokenizer):

@@ -257,8 +257,9 @@ class AttentionResult:
     def markdown(self) -> str:
         """The layers × heads table: pattern, entropy and every share."""
         names = ["first", "sep", "punctuation", "previous", "next"]
-        header = ["layer", "head", "pattern", "entropy (nats)", "normalized entropy",
-                  f"{self.first_token} share", "[SEP] share", "punct. share", "prev. share", "next share"]
+        first = self.first_token.replace("|", "\\|")  # GPT's <|endoftext|> would split the table's cells
+        header = ["layer", "head", "pattern", "entropy (nats)", "normalized entropy", f"{first} share",
+                  "[SEP] share", "punct. share", "prev. share", "next share"]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         layers, heads = self.shape
         for layer in range(layers):
