@@ -387,6 +387,9 @@ def _plot_overview(plt, results, path):
             for row, key in enumerate(("accuracy", "selectivity")):
                 x, values, _, _ = _series(results, name, prop, key)
                 axes[row, column].plot(x, values, marker="o", color=f"C{i}", label=name)
+        majority = [s.majority for s in results.scores if s.property == prop][:1]
+        for value in majority:  # the same for every model: it depends on the words only
+            axes[0, column].axhline(value, color="black", linestyle=":", linewidth=1, label="majority baseline")
         axes[0, column].set(title=prop, ylim=(0, 1))
         axes[1, column].axhline(0, color="gray", linewidth=0.8)
     axes[0, 0].set_ylabel("accuracy")
