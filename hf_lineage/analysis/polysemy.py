@@ -36,6 +36,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -201,6 +202,7 @@ class ModelSource:
     def static(self) -> bool:
         return self.word_vectors is not None
 
+    @cached_property
     def layer_names(self) -> list[str]:
         if self.static:
             return ["static"]
@@ -240,8 +242,10 @@ def load_model(path: str | Path, name: str | None = None) -> ModelSource:
 def _hidden_state_count(model, tokenizer) -> int:
     import torch
 
+    model = getattr(model, "base_model", model)  # as ContextualVectors reads it
+    batch = tokenizer(["a"], return_tensors="pt").to(next(model.parameters()).device)
     with torch.no_grad():
-        output = model(**tokenizer(["a"], return_tensors="pt"), output_hidden_states=True, return_dict=True)
+        output = model(**batch, output_hidden_states=True, return_dict=True)
     if getattr(output, "hidden_states", None) is None:
         raise ValueError(f"{type(model).__name__} returns no hidden_states, so it has no layers to compare")
     return len(output.hidden_states)
@@ -447,7 +451,7 @@ def _add_word(result: PolysemyResult, source: ModelSource, word: str, k: int) ->
     if source.static and word not in source.word_vectors:
         result.skipped.append(f"{source.name}: {word!r} is not in the vocabulary, so it has no vector")
         return
-    for layer_index, layer in enumerate(source.layer_names()):
+    for layer_index, layer in enumerate(source.layer_names):
         occurrence_sentence, vectors = _occurrence_vectors(source, layer_index, word, texts)
         sentence_index = [indices[i] for i in occurrence_sentence]
         senses = [result.sentences[i].sense for i in sentence_index]
