@@ -11,11 +11,12 @@ occurrences of different senses. For each word, model and layer this module repo
   words in the vocabulary;
 * a 2-D PCA (scikit-learn) of the unit-length occurrence vectors, plotted coloured by sense (matplotlib).
 
-Layers: static families have one (``"static"``, the input embeddings); ELMo has its character-based token layer and
-each biLSTM layer (its scalar mix is left out: a pretrained biLM's mix weights are still at their initial, equal
-values, so it is only the average of the layers); GPT, BERT and other transformers encoders have the embeddings and
-each layer's output (``hidden_states``). A word split into sub-words gets the mean of its sub-words' states (see
-``hf_lineage.contextual.ContextualVectors``, which computes every contextual vector here)::
+Layers: static families (NNLM, word2vec, the count-based svd) have one (``"static"``, the input embeddings); ELMo
+has its character-based token layer and each biLSTM layer (its scalar mix is left out: a pretrained biLM's mix
+weights are still at their initial, equal values, so it is only the average of the layers); GPT, BERT and other
+transformers encoders have the embeddings and each layer's output (``hidden_states``). A word split into sub-words
+gets the mean of its sub-words' states (see ``hf_lineage.contextual.ContextualVectors``, which computes every
+contextual vector here)::
 
     >>> from hf_lineage.analysis.polysemy import analyze_polysemy, load_sentences
     >>> result = analyze_polysemy(["out/word2vec", "out/bert"], load_sentences(words=["play", "bank"]))  # doctest: +SKIP
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 SENTENCES = Path(__file__).with_name("data") / "polysemy.jsonl"
-STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec"}  # read as WordVectors: their input embeddings
+STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec", "lineage-svd"}  # read as WordVectors: input embeddings
 TIE_TOLERANCE = 1e-6  # cosines this close count as a tie between nearest neighbours
 
 
