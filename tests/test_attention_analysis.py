@@ -243,7 +243,7 @@ def test_cli_writes_its_files(tmp_path, wordpiece_tokenizer, capsys):
     assert cli_main(["analyze", "attention", "--model", str(folder), "--sentences", str(sentences),
                      "--output-dir", str(out)]) == 0
     assert {p.name for p in out.iterdir()} == {"results.json", "heads.md", "patterns.png", "shares.png",
-                                               "heads_dendrogram.png"}
+                                               "heads_dendrogram.png", "example.png"}
     results = json.loads((out / "results.json").read_text())
     assert (results["layers"], results["heads"], results["sentences"]) == (2, 4, 2)
     assert len((out / "heads.md").read_text().splitlines()) == 2 + 2 * 4 + 1  # header, heads, uniform row

@@ -453,6 +453,35 @@ def analyze_attention(model, tokenizer, sentences: list, batch_size: int = 16, m
     return analyze_maps(maps, roles, _looks_causal(maps), first_token, name or model.config.model_type)
 
 
+def plot_example(model, tokenizer, item: str | tuple[str, str], path, max_length: int = 40) -> str:
+    """Every head's attention on one input (cut to ``max_length`` tokens) as a grid of layers × heads heatmaps, row
+    = query, column = the key it attends to, labelled with the tokens; writes ``path`` and returns it."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    base = getattr(model, "base_model", model).eval()
+    encoding = _encode(tokenizer, item, max_length)
+    batch = _pad([encoding], next(base.parameters()).device)
+    attention = crop_padding(attention_maps(base, batch), batch["attention_mask"])[0]
+    # byte-level BPE shows a leading space as "Ġ": print tokens as text, falling back to the raw token
+    tokens = [tokenizer.convert_tokens_to_string([t]).strip() or t
+              for t in tokenizer.convert_ids_to_tokens(encoding["input_ids"])]
+    layers, heads, n, _ = attention.shape
+    figure, axes = plt.subplots(layers, heads, figsize=(0.16 * n * heads + 1, 0.16 * n * layers + 1), squeeze=False)
+    for (layer, head), axis in np.ndenumerate(axes):
+        axis.imshow(attention[layer, head], cmap="Blues", vmin=0, vmax=1)
+        axis.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=9)
+        axis.set_xticks(range(n), tokens, rotation=90, fontsize=6)
+        axis.set_yticks(range(n), tokens if head == 0 else [], fontsize=6)
+    figure.suptitle(f"{model.config.model_type}: attention of each query (row) on each key (column)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+    return str(path)
+
+
 def load_model(folder):
     """(model, tokenizer) of a saved transformer with attention heads (any lineage-bert/-gpt folder, or a
     transformers BERT/GPT). A folder without attention heads (word2vec, NNLM, ELMo ...) raises ValueError naming
@@ -518,11 +547,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
     parser.add_argument("--output-dir", required=True,
                         help="written: results.json, heads.md (layer × head table), patterns.png, shares.png, "
-                        "heads_dendrogram.png")
+                        "heads_dendrogram.png, example.png (every head on the shortest input)")
 
 
-def _write(result: AttentionResult, output_dir: str) -> list[str]:
-    """All files into a fresh folder beside ``output_dir``, then moved in: a failure leaves nothing half-written."""
+def _write(result: AttentionResult, output_dir: str, draw_example) -> list[str]:
+    """All files into a fresh folder beside ``output_dir``, then moved in: a failure leaves nothing half-written.
+    ``draw_example(path)`` draws example.png."""
     parent = os.path.dirname(os.path.abspath(output_dir))
     os.makedirs(parent, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent) as staging:
@@ -531,6 +561,7 @@ def _write(result: AttentionResult, output_dir: str) -> list[str]:
         with open(os.path.join(staging, "heads.md"), "w", encoding="utf-8") as f:
             f.write(result.markdown())
         result.plot(staging)
+        draw_example(os.path.join(staging, "example.png"))
         os.makedirs(output_dir, exist_ok=True)
         names = sorted(os.listdir(staging))
         for file_name in names:
@@ -545,12 +576,13 @@ def main(args: argparse.Namespace) -> int:
     try:
         sentences = read_sentences(args.sentences) if args.sentences else sample_sentences(args.max_sentences)
         model, tokenizer = load_model(args.model)
-        result = analyze_attention(model.to(args.device), tokenizer, sentences[: args.max_sentences],
-                                   args.batch_size, args.max_length)
+        sentences = sentences[: args.max_sentences]
+        result = analyze_attention(model.to(args.device), tokenizer, sentences, args.batch_size, args.max_length)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    for path in _write(result, args.output_dir):
+    shortest = min(sentences, key=lambda item: len(item if isinstance(item, str) else " ".join(item)))
+    for path in _write(result, args.output_dir, lambda path: plot_example(model, tokenizer, shortest, path)):
         print(path)
     for note in result.notes:
         print(f"note: {note}")
