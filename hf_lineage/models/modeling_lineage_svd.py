@@ -31,6 +31,9 @@ from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
 AUTO_CLASSES = {
     "AutoModel": "LineageSvdModel",
+    # What pre-training produced is the vectors themselves (no output layer is trained), so a saved folder loads
+    # the same way as every other family's pre-training model.
+    "AutoModelForPreTraining": "LineageSvdModel",
     "AutoModelForTokenClassification": "LineageSvdForTokenClassification",
     "AutoModelForSequenceClassification": "LineageSvdForSequenceClassification",
     "AutoModelForCausalLM": "LineageSvdForCausalLM",
@@ -38,8 +41,9 @@ AUTO_CLASSES = {
 
 
 class LineageSvdPreTrainedModel(LineagePreTrainedModel):
-    """Owns the config class and the init: the vectors and the spectrum start at zero (a word the factorisation
-    never saw — the specials, words under ``min_count`` — keeps a zero vector)."""
+    """Owns the config class and the init of a model built from a config (a from-scratch baseline): word2vec's,
+    vectors uniform in [-0.5/d, 0.5/d), and an empty spectrum. ``train_svd`` replaces every row with the
+    factorisation's (zero for a word it never saw in a window: the specials, words under ``min_count``)."""
 
     config_class = LineageSvdConfig
     config: LineageSvdConfig
@@ -54,7 +58,8 @@ class LineageSvdPreTrainedModel(LineagePreTrainedModel):
         # parameter of their own). transformers' `init` functions skip tensors that from_pretrained loaded, so the
         # vectors of a saved model survive; only missing weights (a new task head's) are initialised.
         if isinstance(module, nn.Embedding):  # the word vectors: the only embedding table
-            init.zeros_(module.weight)
+            half_width = 0.5 / self.config.vector_size
+            init.uniform_(module.weight, -half_width, half_width)
         elif isinstance(module, LineageSvdModel):
             init.zeros_(module.singular_values)
         elif isinstance(module, (nn.Linear, nn.Conv1d)):  # the downstream task models' layers

@@ -18,12 +18,13 @@ class ConversionMixin:
 
     @classmethod
     def from_pretrained(cls, path_or_model, tokenizer=None) -> "WordVectors":
-        """The input embeddings of a lineage model with a word-level vocabulary (word2vec, NNLM) as word vectors.
+        """The input embeddings of a lineage model with a word-level vocabulary (word2vec, NNLM, svd) as word
+        vectors.
 
         ``path_or_model``: a saved folder (model + tokenizer, loaded with AutoModel / AutoTokenizer) or a model
         object, which then needs ``tokenizer``. The words are the tokenizer's vocabulary in id order without its
-        special tokens (``<pad> <unk> <s> </s>``); the vectors are the matching rows of
-        ``model.get_input_embeddings().weight``; counts come from the tokenizer when it stores them
+        special tokens (``<pad> <unk> <s> </s>``) and words whose vector is all zeros; the vectors are the matching
+        rows of ``model.get_input_embeddings().weight``; counts come from the tokenizer when it stores them
         (``train_wordlevel_tokenizer`` does). A subword tokenizer (WordPiece, BPE) raises ValueError: its pieces
         are not words.
 
@@ -56,7 +57,10 @@ class ConversionMixin:
             raise ValueError(f"the tokenizer has id {vocab[-1][1]} ({vocab[-1][0]!r}) but the model's input "
                              f"embeddings have only {weight.shape[0]} rows: they do not belong together.")
         specials = set(tokenizer.all_special_ids)
-        words = [(w, i) for w, i in vocab if i not in specials]
+        # An all-zero vector carries nothing (svd's, for a word never seen in a window: the factorisation knows
+        # nothing of it) and has no direction for a cosine: such a word is left out, as if outside the vocabulary.
+        empty = set(np.flatnonzero(~weight.any(axis=1)).tolist())
+        words = [(w, i) for w, i in vocab if i not in specials and i not in empty]
         if not words:
             raise ValueError("the tokenizer's vocabulary is empty once its special tokens are removed: no words.")
         counts = None
@@ -107,4 +111,4 @@ def _check_word_level(tokenizer, source) -> None:
     if kind != "WordLevel":
         raise ValueError(f"{source}: the tokenizer is a {kind} tokenizer, not a word-level one, so its vocabulary "
                          "holds subword pieces rather than words; WordVectors needs a word-level vocabulary (the "
-                         "word2vec and NNLM families).")
+                         "word2vec, NNLM and svd families).")
