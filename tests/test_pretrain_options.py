@@ -23,7 +23,8 @@ def resolved(family, config="tiny", **given):
     return resolve_defaults(args, objective_class(family)(args))
 
 
-@pytest.mark.parametrize("family", [f for f in OBJECTIVES if f != "word2vec"])
+# word2vec's and svd's "tiny" reads whole sentences and keeps min_count's vocabulary.
+@pytest.mark.parametrize("family", [f for f in OBJECTIVES if f not in ("word2vec", "svd")])
 def test_tiny_is_small_everywhere_and_the_named_sizes_keep_the_papers(family):
     tiny = resolved(family)
     # A smoke run on a laptop: a few sequences of a few dozen tokens per step, a small vocabulary.

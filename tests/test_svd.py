@@ -274,3 +274,20 @@ def test_bad_input_is_a_clear_value_error(corpus_file, tmp_path):
         train_svd(str(corpus_file), config="tiny", min_count=10_000)
     with pytest.raises(ValueError, match="Unknown lineage-svd size"):
         train_svd(str(corpus_file), config="huge")
+
+
+# --------------------------------------------------------------------------- the lineage experiment
+
+
+def test_the_lineage_offers_svd_outside_its_default_run_and_pretrains_it(corpus_file, tmp_path):
+    from hf_lineage.lineage.pretraining import pretrain_family
+    from hf_lineage.lineage.settings import AVAILABLE_FAMILIES, SCALES, LineageArguments, check_arguments
+
+    assert "svd" in AVAILABLE_FAMILIES and "svd" not in LineageArguments().families
+    args = LineageArguments(families=["svd"], budget_words=6000)
+    check_arguments(args)
+    # The lineage's run (with its validation corpus and budget) is one svd's own trainer takes: a whole pass.
+    corpus = {"train": [str(corpus_file)], "validation": [str(corpus_file)], "train_words": 40_000}
+    result = pretrain_family("svd", SCALES["tiny"], args, corpus, tmp_path)
+    assert result["parameters"] > 0 and result["words_seen"] == 40_000 and result["steps"] is None
+    assert AutoModel.from_pretrained(tmp_path / "model").config.vector_size == 64

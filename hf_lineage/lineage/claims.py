@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-FAMILY_NAMES = {"nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT", "bert": "BERT"}
+FAMILY_NAMES = {"svd": "PPMI-SVD", "nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT",
+                "bert": "BERT"}
 
 NOISE_RULE = (
     "Two scores are compared on the same validation units: the paired bootstrap (1,000 resamples of the units — "

@@ -13,7 +13,7 @@ import numpy as np
 
 # Families whose tokenizer has one id per word and ``<unk>`` for every other word. ELMo reads characters, GPT and
 # BERT subwords: every word reaches them.
-WORD_LEVEL_FAMILIES = ("nnlm", "word2vec")
+WORD_LEVEL_FAMILIES = ("svd", "nnlm", "word2vec")
 
 
 def unknown_words(tokenizer, words) -> set:

@@ -17,8 +17,8 @@ from .claims import (
 )
 from .settings import VARIANTS
 
-FAMILY_COLORS = {"nnlm": "tab:brown", "word2vec": "tab:olive", "elmo": "tab:green", "gpt": "tab:blue",
-                 "bert": "tab:red"}
+FAMILY_COLORS = {"svd": "tab:purple", "nnlm": "tab:brown", "word2vec": "tab:olive", "elmo": "tab:green",
+                 "gpt": "tab:blue", "bert": "tab:red"}
 VARIANT_COLORS = {"frozen": "tab:gray", "finetuned": "tab:blue", "scratch": "tab:orange"}
 PLOT_CAPTIONS = {
     "learning_curves.png": "Learning curves: score against labelled training examples, pretrained (solid) vs from "

@@ -12,7 +12,8 @@ from pathlib import Path
 from .settings import REFERENCE_MACHINE, LineageArguments, Scale
 from .stages import process_state
 
-OBJECTIVE_NAMES = {"nnlm": "next word from the n-1 previous (causal LM)",
+OBJECTIVE_NAMES = {"svd": "PPMI of window counts, truncated SVD (no training steps)",
+                   "nnlm": "next word from the n-1 previous (causal LM)",
                    "word2vec": "skip-gram/CBOW, negative sampling",
                    "elmo": "forward + backward LM (train: sum, validation: mean)", "gpt": "causal LM",
                    "bert": "masked LM + NSP (validation: masked LM)"}
@@ -41,10 +42,14 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
         validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
         seed=args.seed if seed is None else seed, report_to="none",
         mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training)
-    if family != "word2vec":  # word2vec reads whole sentences; its batch is the engine path's alone
+    if family not in ("word2vec", "svd"):  # those read whole sentences; word2vec's batch is its engine path's alone
         run.max_seq_length, run.per_device_batch_size = scale.max_seq_length, scale.batch_size
     budget_epochs = family_budget_words(family, args, scale, corpus["train_words"]) / corpus["train_words"]
-    if family == "word2vec":
+    if family == "svd":
+        # One counting pass over the corpus and a factorisation, in seconds: no steps or passes for a budget to set,
+        # and no validation loss.
+        run.validation_file = None
+    elif family == "word2vec":
         # word2vec's trainer (like the C tool and gensim) runs whole epochs with its learning rate decaying over
         # them all: the budget in words becomes the nearest whole number of passes, a budget in seconds the number of
         # passes a first pass says fit in it.
