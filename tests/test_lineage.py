@@ -101,8 +101,9 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
                                                     "beats_baselines", "little_data"}
     assert all(c["verdict"] in ("confirmed", "not confirmed", "inconclusive") for c in results["claims"])
     assert results["tasks"]["labeling"]["validation_units"] > results["tasks"]["labeling"]["validation_examples"]
-    assert set(results["time_split"]) == {"task data and baselines", "pretraining", "fine-tuning",
+    assert set(results["time_split"]) == {"task data and baselines", "pretraining", "probes", "fine-tuning",
                                           "scores, claims and report"}
+    assert results["probes"]["status"] == "ok" and list(results["probes"]["models"]) == FAMILIES
     # Labeling split into seen and unseen words: every main-size labeling cell and both baselines, and the
     # word-level families' vocabularies.
     words = results["labeling_words"]

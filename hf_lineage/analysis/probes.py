@@ -30,6 +30,7 @@ bootstrap interval over validation sentences (selectivity paired: the same resam
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import shutil
 import sys
@@ -158,8 +159,6 @@ def gather(features: list[np.ndarray], words: LabelledWords) -> np.ndarray:
 def majority_baseline(train_words: list[str], train_labels, test_words: list[str]) -> np.ndarray:
     """Each test word's most frequent label among its training occurrences (ties: the label first seen); a word
     never seen in training gets the most frequent label overall."""
-    import collections
-
     by_word = collections.defaultdict(collections.Counter)
     for word, label in zip(train_words, train_labels):
         by_word[word][label] += 1
@@ -210,7 +209,8 @@ def _fit(features, labels, C, seed):
 
 def fit_probe(features: np.ndarray, labels, sentences: np.ndarray, grid=C_GRID, seed: int = 0) -> Probe:
     """A linear probe on (N, D) ``features``: C chosen by accuracy on the last ``DEV_FRACTION`` of the training
-    sentences (``sentences`` gives each row's sentence, so no sentence is on both sides), then refit on all rows."""
+    sentences (``sentences`` gives each row's sentence, so no sentence is on both sides), then refit on all rows.
+    With one C in ``grid`` (or no usable dev split) the grid's middle value is used without a dev split."""
     labels = np.asarray(labels, dtype=str)
     if len(np.unique(labels)) < 2:
         raise ValueError("a probe needs at least two labels among its training words")
@@ -290,7 +290,7 @@ class ProbeResults:
         """Per model and property, the layer with the highest accuracy and the one with the highest selectivity."""
         best = []
         for name in self.models:
-            for prop in self.settings.get("properties", PROPERTIES):
+            for prop in self.settings["properties"]:
                 rows = [s for s in self.scores if s.model == name and s.property == prop]
                 if rows:
                     top, selective = max(rows, key=lambda s: s.accuracy), max(rows, key=lambda s: s.selectivity)
@@ -455,6 +455,8 @@ def run_probes(models, properties=tuple(PROPERTIES), train_sentences: int | None
     unknown = [p for p in properties if p not in PROPERTIES]
     if unknown or not properties:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    if not models:
+        raise ValueError("no models given")
     loaded = [load_model(m) if isinstance(m, (str, Path)) else m for m in models]
     train, validation = load_probing_sample("train", train_sentences), load_probing_sample("validation",
                                                                                           validation_sentences)
@@ -525,12 +527,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "a transformers encoder that returns hidden_states)")
     add("--properties", nargs="+", default=list(PROPERTIES), choices=list(PROPERTIES), metavar="PROPERTY",
         help=f"what to probe for: {', '.join(PROPERTIES)} (default: all)")
-    add("--train-sentences", type=int, help="training sentences of the probing sample (default: all 1,000)")
-    add("--validation-sentences", type=int, help="validation sentences (default: all 400)")
+    add("--train-sentences", type=int, metavar="N", help="training sentences of the probing sample (default: all 1,000)")
+    add("--validation-sentences", type=int, metavar="N", help="validation sentences (default: all 400)")
     add("--C", type=float, nargs="+", default=list(C_GRID), dest="grid", metavar="C",
         help="inverse regularisation strengths tried on the dev split (default: %(default)s)")
-    add("--bootstrap-samples", type=int, default=BOOTSTRAP_SAMPLES)
-    add("--seed", type=int, default=0)
+    add("--bootstrap-samples", type=int, default=BOOTSTRAP_SAMPLES, metavar="N",
+        help="bootstrap resamples of the validation sentences (default: %(default)s)")
+    add("--seed", type=int, default=0, help="seed of the probes, the control labels and the bootstrap")
     add("--output-dir", required=True, help="where results.json, table.md and the PNG plots go")
     return parser
 
