@@ -53,6 +53,17 @@ def tiny_models():
     }
 
 
+def test_the_embedded_sample_labels_nouns_with_number_and_finite_verbs_with_tense():
+    train, validation = probes.load_probing_sample("train"), probes.load_probing_sample("validation")
+    assert (len(train), len(validation)) == (1000, 400)
+    for record in train + validation:
+        assert len(record["tokens"]) == len(record["upos"])
+        assert all(record["upos"][i] == "NOUN" and label in ("Sing", "Plur") for i, label in record["number"])
+        assert all(record["upos"][i] in ("VERB", "AUX") and label in ("Past", "Pres") for i, label in record["tense"])
+    assert len(probes.labelled_words(train, "number").labels) == 2681  # the counts in analysis/data/README.md
+    assert len(probes.labelled_words(validation, "tense").labels) == 456
+
+
 def test_a_probe_on_features_that_encode_the_label_beats_one_on_noise():
     rng = np.random.default_rng(0)
     labels = rng.choice(["NOUN", "VERB", "DET"], size=600)
