@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import CORPUS
+from scipy.spatial.distance import jensenshannon
 from transformers import BertConfig, BertModel, OpenAIGPTConfig, OpenAIGPTModel
 
 from hf_lineage import (
@@ -146,6 +147,15 @@ def test_identical_heads_are_at_js_distance_zero_and_layers_that_differ_separate
     nearly = maps[0].copy()
     nearly[0, 1] *= 1 + 1e-12 * rng.standard_normal((n, n))
     assert analyze_maps([nearly], [plain_roles(n)], causal=False).distances[0, 1] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_head_distances_are_scipys_jensen_shannon_distance_averaged_over_queries():
+    rng = np.random.default_rng(3)
+    maps = [rng.dirichlet(np.ones(n), size=(3, 2, n)) for n in (4, 7, 5)]
+    rows = [m.reshape(6, n, n) for m, n in zip(maps, (4, 7, 5))]
+    want = np.array([[np.concatenate([jensenshannon(r[i], r[j], axis=-1, base=2) for r in rows]).mean()
+                      for j in range(6)] for i in range(6)])
+    np.testing.assert_allclose(attention.head_distances(maps, causal=False, block=4), want, atol=1e-12)
 
 
 def test_heads_alike_across_layers_give_a_negative_layer_silhouette():

@@ -56,7 +56,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from scipy.cluster.hierarchy import dendrogram, linkage
-from scipy.spatial.distance import jensenshannon, squareform
+from scipy.spatial.distance import squareform
+from scipy.special import entr
 from scipy.stats import entropy as distribution_entropy
 from sklearn.metrics import silhouette_score
 
@@ -176,19 +177,25 @@ def _stacked_queries(maps: list[np.ndarray], causal: bool) -> np.ndarray:
     return np.concatenate(per_sentence, axis=1)
 
 
-def head_distances(maps: list[np.ndarray], causal: bool) -> np.ndarray:
+def head_distances(maps: list[np.ndarray], causal: bool, block: int = 16) -> np.ndarray:
     """(L·H, L·H) Jensen-Shannon distances (base 2, in [0, 1]) between heads' attention distributions for the same
-    query, averaged over all queries; heads are numbered layer by layer (index = layer * heads + head)."""
-    rows = _stacked_queries(maps, causal)
+    query, averaged over all queries; heads are numbered layer by layer (index = layer * heads + head).
+
+    Per query, JS divergence = H(m) - (H(p) + H(q)) / 2 with m = (p + q) / 2 (the same number as scipy's
+    ``jensenshannon`` squared, which the tests check): each head's entropies are computed once and the mixtures
+    ``block`` heads at a time, which makes BERT-base's 144 heads about five times faster than pair by pair."""
+    rows = _stacked_queries(maps, causal)  # (heads, queries, keys)
+    own = entr(rows).sum(axis=-1)  # (heads, queries): H(p) in nats
     count = rows.shape[0]
     distances = np.zeros((count, count))
     for i in range(count):
-        for j in range(i + 1, count):
-            # rounding can leave a divergence of -1e-17 for (near) identical rows, whose square root is NaN: 0
-            with np.errstate(invalid="ignore"):
-                per_query = jensenshannon(rows[i], rows[j], axis=-1, base=2)
-            distances[i, j] = distances[j, i] = np.nan_to_num(per_query, nan=0.0).mean()
-    return distances
+        for start in range(i + 1, count, block):
+            others = slice(start, min(start + block, count))
+            mixture = entr((rows[i] + rows[others]) / 2).sum(axis=-1)  # (block, queries)
+            divergence = (mixture - (own[i] + own[others]) / 2) / np.log(2)
+            # rounding leaves about -1e-17 for identical rows: clip before the square root
+            distances[i, others] = np.sqrt(np.clip(divergence, 0.0, None)).mean(axis=-1)
+    return np.maximum(distances, distances.T)
 
 
 def layer_cohesion(distances: np.ndarray, num_layers: int, num_heads: int) -> dict[str, float | None]:
