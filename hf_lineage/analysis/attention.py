@@ -31,11 +31,14 @@ model runs SDPA and returns no weights, it is switched to eager attention (``set
 and run again::
 
     >>> from hf_lineage.analysis.attention import analyze_attention, load_model, sample_sentences
-    >>> model, tokenizer = load_model("runs/bert/model")                                 # doctest: +SKIP
+    >>> model, tokenizer = load_model("lineage_report/stages/pretrain-gpt/model")        # doctest: +SKIP
     >>> result = analyze_attention(model, tokenizer, sample_sentences(64))               # doctest: +SKIP
-    >>> result.patterns[0]                                                               # doctest: +SKIP
-    ['previous token', 'broad']
+    >>> result.patterns                                                                  # doctest: +SKIP
+    [['broad', 'broad'], ['mixed', 'broad']]
     >>> result.plot("attention")                                                         # doctest: +SKIP
+
+Every share is best read beside ``result.uniform``, the same measures for a head that attends evenly over the same
+sentences. ``plot_example`` draws every head's map on one input.
 
 From the command line: ``hf-lineage analyze attention --model FOLDER --output-dir DIR`` (see ``--help``).
 """
