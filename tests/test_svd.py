@@ -291,3 +291,16 @@ def test_the_lineage_offers_svd_outside_its_default_run_and_pretrains_it(corpus_
     result = pretrain_family("svd", SCALES["tiny"], args, corpus, tmp_path)
     assert result["parameters"] > 0 and result["words_seen"] == 40_000 and result["steps"] is None
     assert AutoModel.from_pretrained(tmp_path / "model").config.vector_size == 64
+
+
+def test_the_causal_lm_head_on_the_vectors_generates(saved):
+    # Generation tasks use the vectors under the shared left-to-right LSTM LM, as word2vec's do.
+    from transformers import AutoModelForCausalLM
+
+    out, model, tokenizer = saved
+    lm = AutoModelForCausalLM.from_pretrained(out).eval()
+    assert torch.equal(lm.svd.word_vectors.weight, model.word_vectors.weight)
+    prompt = tokenizer(["the city of"], return_tensors="pt")
+    generated = lm.generate(**prompt, max_new_tokens=3, do_sample=False)
+    assert generated.shape == (1, prompt["input_ids"].shape[1] + 3)
+    assert torch.isfinite(lm(**prompt, labels=prompt["input_ids"]).loss)
