@@ -242,9 +242,11 @@ def test_a_static_head_on_frozen_vectors_learns_a_toy_task(saved):
 def test_pretrain_svd_through_the_cli(corpus_file, tmp_path, capsys):
     out = tmp_path / "cli"
     assert cli_main(["pretrain", "svd", "--train-file", str(corpus_file), "--output-dir", str(out),
-                     "--set", "min_count=3", "--set", "eig=0", "--set", "neg=5", "--set", "window=3"]) == 0
+                     "--set", "min_count=3", "--set", "eig=0", "--set", "neg=5", "--set", "window=3",
+                     "--vocab-size", "500"]) == 0
     model = AutoModel.from_pretrained(out)
     assert model.config.neg == 5 and model.config.eig == 0 and model.config.vector_size == 16
+    assert model.config.vocab_size == 500  # --vocab-size caps the vocabulary, specials included
     assert "positive PPMI entries" in capsys.readouterr().out
     # The engine has no part in a factorisation: its options are refused before anything is written.
     for extra in (["--backend", "engine"], ["--max-steps", "3"], ["--learning-rate", "0.1"]):
