@@ -10,13 +10,15 @@ import pytest
 import scipy.linalg
 import scipy.sparse as sp
 import torch
+import transformers
 from sklearn.utils.extmath import svd_flip
-from transformers import AutoModel, AutoModelForSequenceClassification, AutoModelForTokenClassification
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoModelForTokenClassification
 
-import hf_lineage  # noqa: F401  (registers the families)
+import hf_lineage
 from hf_lineage import LineageSvdConfig, LineageSvdModel, WordVectors, train_svd
 from hf_lineage.cli import main as cli_main
 from hf_lineage.data.cooccurrence import CooccurrenceCounter, factorize, ppmi
+from hf_lineage.models import modeling_lineage_svd
 from hf_lineage.models.modeling_lineage_svd import LineageSvdForSequenceClassification
 from hf_lineage.objectives.word2vec_cpu import encode_corpus
 from hf_lineage.tokenization import train_wordlevel_tokenizer
@@ -53,6 +55,15 @@ def saved(corpus_file, tmp_path_factory):
     out = tmp_path_factory.mktemp("svd") / "model"
     model, tokenizer = train_svd(str(corpus_file), config="tiny", min_count=3, output_dir=out)
     return out, model, tokenizer
+
+
+def test_auto_classes_build_the_family_and_a_fresh_model_starts_from_word2vecs_init():
+    config = AutoConfig.for_model("lineage-svd", vocab_size=30, vector_size=8)
+    assert isinstance(config, LineageSvdConfig) and "svd" in hf_lineage.FAMILIES
+    for auto_name, class_name in modeling_lineage_svd.AUTO_CLASSES.items():
+        assert type(getattr(transformers, auto_name).from_config(config)).__name__ == class_name
+    vectors = LineageSvdModel(config).word_vectors.weight  # a from-scratch baseline: uniform in ±0.5/d
+    assert vectors.abs().max() <= 0.5 / 8 and vectors.std() > 0.01
 
 
 # --------------------------------------------------------------------------- counts and PPMI by hand
