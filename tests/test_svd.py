@@ -91,14 +91,16 @@ def test_dynamic_window_weights_and_chunks_add_up():
     counter = CooccurrenceCounter(vocab_size=8, window=2, dynamic_window=True)
     counter.add(*sentences([A, B, C]))
     assert counter.counts[A, B] == 1 and counter.counts[A, C] == 0.5 and counter.counts[C, A] == 0.5
-    # Streaming: two chunks give the counts of one.
-    lines = [[A, B, C, A], [C, B], [B, A, A, C, B]]
+    # Streaming: any split into chunks gives the counts of one (partial sums merged or kept apart along the way).
+    lines = [[A, B, C, A], [C, B], [B, A, A, C, B], [A], [C, A, B, B, C, A, A]]
     whole = CooccurrenceCounter(vocab_size=8, window=2, dynamic_window=True)
     whole.add(*sentences(*lines))
-    chunked = CooccurrenceCounter(vocab_size=8, window=2, dynamic_window=True)
-    chunked.add(*sentences(*lines[:2]))
-    chunked.add(*sentences(*lines[2:]))
-    np.testing.assert_array_equal(whole.counts.toarray(), chunked.counts.toarray())
+    for cuts in ([2], [1, 2, 3, 4], [4]):
+        chunked = CooccurrenceCounter(vocab_size=8, window=2, dynamic_window=True)
+        for start, end in zip([0, *cuts], [*cuts, len(lines)]):
+            chunked.add(*sentences(*lines[start:end]))
+        np.testing.assert_array_equal(whole.counts.toarray(), chunked.counts.toarray())
+        assert chunked.tokens == whole.tokens == 19
 
 
 def test_ppmi_with_context_smoothing_and_shift_equals_the_hand_computed_values():

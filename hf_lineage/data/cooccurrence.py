@@ -45,8 +45,16 @@ class CooccurrenceCounter:
         self.vocab_size = vocab_size
         self.weights = window_weights(window, dynamic_window)
         self.keep = keep
-        self.counts = sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)
+        # Partial sums of the chunks so far, merged like a binary counter (a new sum absorbs every partial no larger
+        # than itself), so a long corpus costs O(n log n) in the non-zero counts, not a full sum per chunk.
+        self.partial_sums = [sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)]
         self.tokens = 0
+
+    @property
+    def counts(self) -> sp.csr_matrix:
+        if len(self.partial_sums) > 1:
+            self.partial_sums = [sum(self.partial_sums[1:], self.partial_sums[0])]
+        return self.partial_sums[0]
 
     def add(self, ids: np.ndarray, starts: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64)
@@ -63,11 +71,11 @@ class CooccurrenceCounter:
             rows += [left, right]
             cols += [right, left]
             values.append(np.full(2 * len(left), weight))
-        if not values:
-            return
         chunk = sp.coo_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
-                              shape=(self.vocab_size, self.vocab_size))
-        self.counts = self.counts + chunk.tocsr()  # tocsr sums the chunk's duplicate pairs
+                              shape=(self.vocab_size, self.vocab_size)).tocsr()  # tocsr sums duplicate pairs
+        while self.partial_sums and self.partial_sums[-1].nnz <= chunk.nnz:
+            chunk = chunk + self.partial_sums.pop()
+        self.partial_sums.append(chunk)
 
 
 def ppmi(counts: sp.spmatrix, cds: float = 0.75, neg: float = 1.0) -> sp.csr_matrix:
