@@ -110,8 +110,8 @@ def factorize(matrix: sp.spmatrix, dimensions: int, eig: float = 0.5, add_contex
     empty_rows, empty_columns = matrix.getnnz(axis=1) == 0, matrix.getnnz(axis=0) == 0
     rank = np.count_nonzero(~empty_rows)
     if dimensions > rank:
-        raise ValueError(f"vector_size={dimensions} is larger than the {rank} words with co-occurrences: the PPMI "
-                         "matrix has no more dimensions to give. Lower vector_size, or give more text or a lower "
+        raise ValueError(f"vector_size={dimensions} is larger than the {rank} words with a positive PPMI entry: "
+                         "the matrix has no more dimensions to give. Lower vector_size, or give more text or a lower "
                          "min_count.")
     u, sigma, vt = randomized_svd(matrix, n_components=dimensions, n_oversamples=n_oversamples, n_iter=n_iter,
                                   random_state=seed)
