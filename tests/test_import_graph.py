@@ -48,6 +48,7 @@ LAYERS = [
     {
         "hf_lineage.tasks": "fine-tuning on the four task types (Trainer), from pretrained folders",
         "hf_lineage.analysis": "looks inside saved models (polysemy, attention heads, probes); trains none of them",
+        "hf_lineage.compression": "makes trained models smaller (head pruning); beside the recipes that train them",
     },
     {
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",

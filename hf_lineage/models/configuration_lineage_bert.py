@@ -9,7 +9,12 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_transformer_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    check_known_kwargs,
+    check_pruned_heads,
+    check_transformer_fields,
+)
 
 
 @strict
@@ -57,6 +62,9 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     bos_token_id: int | None = None
     eos_token_id: int | list[int] | None = None
     tie_word_embeddings: bool = True
+    # Attention heads removed by ``prune_heads``: layer -> head indices (the original numbering). The model is built
+    # without them, so a pruned checkpoint loads into its smaller matrices.
+    pruned_heads: dict | None = None
 
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
@@ -78,6 +86,7 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
         check_transformer_fields(self)
+        check_pruned_heads(self)
         if self.add_cross_attention and not self.is_decoder:
             raise ValueError("add_cross_attention=True needs is_decoder=True (cross-attention exists only in decoders)")
 

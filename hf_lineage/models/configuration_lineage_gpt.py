@@ -10,7 +10,12 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_transformer_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    check_known_kwargs,
+    check_pruned_heads,
+    check_transformer_fields,
+)
 
 
 @strict
@@ -71,6 +76,9 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     bos_token_id: int | None = 2
     eos_token_id: int | list[int] | None = 2
     tie_word_embeddings: bool = True
+    # Attention heads removed by ``prune_heads``: layer -> head indices (the original numbering). The model is built
+    # without them, so a pruned checkpoint loads into its smaller matrices.
+    pruned_heads: dict | None = None
 
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
@@ -92,6 +100,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
         check_transformer_fields(self)
+        check_pruned_heads(self)
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"pair_task must be 'entailment', 'similarity' or None, got {self.pair_task!r}")
         if self.pair_task == "similarity" and self.delimiter_token_id is None:

@@ -109,3 +109,23 @@ def check_transformer_fields(config) -> None:
             raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
     if config.classifier_dropout is not None and not 0.0 <= config.classifier_dropout < 1.0:
         raise ValueError(f"classifier_dropout must be in [0, 1) or None, got {config.classifier_dropout}")
+
+
+def check_pruned_heads(config) -> None:
+    """Normalise ``config.pruned_heads`` to ``{layer: sorted heads}`` with int keys (JSON turns them into strings)
+    and no empty entries, or None; a ValueError names a layer or head that does not exist."""
+    if not config.pruned_heads:
+        config.pruned_heads = None
+        return
+    pruned = {}
+    for layer, heads in config.pruned_heads.items():
+        layer, heads = int(layer), sorted({int(head) for head in heads})
+        if not 0 <= layer < config.num_hidden_layers:
+            raise ValueError(f"pruned_heads: layer {layer} does not exist (num_hidden_layers={config.num_hidden_layers})")
+        outside = [head for head in heads if not 0 <= head < config.num_attention_heads]
+        if outside:
+            raise ValueError(f"pruned_heads: layer {layer} has no head {outside} "
+                             f"(num_attention_heads={config.num_attention_heads})")
+        if heads:
+            pruned[layer] = heads
+    config.pruned_heads = pruned or None

@@ -42,6 +42,8 @@ from .modeling_lineage_utils import (
     config_flag,
     cross_entropy,
     output_cache,
+    pruned_head_index,
+    pruned_linear,
     sequence_classification_loss,
     tuple_or_dict,
     vocabulary_cross_entropy,
@@ -69,8 +71,9 @@ class LineageGPTAttention(nn.Module):
     def __init__(self, config, layer_idx, is_cross_attention=False):
         super().__init__()
         self.config = config  # read at every call: set_attn_implementation() changes config._attn_implementation
-        self.num_heads = config.num_attention_heads
+        self.num_heads = config.num_attention_heads  # fewer once heads are pruned
         self.head_size = config.hidden_size // config.num_attention_heads
+        self.pruned_heads = set()  # original head numbers
         self.layer_idx = layer_idx
         self.is_cross_attention = is_cross_attention
         C = config.hidden_size
@@ -83,11 +86,28 @@ class LineageGPTAttention(nn.Module):
         self.attn_dropout = config.attention_probs_dropout_prob
         self.resid_dropout = nn.Dropout(config.hidden_dropout_prob)
 
-    def _heads(self, x):  # (B, T, C) -> (B, nh, T, hs)
+    def _heads(self, x):  # (B, T, nh * hs) -> (B, nh, T, hs)
         return x.view(*x.shape[:2], self.num_heads, self.head_size).transpose(1, 2)
+
+    def prune_heads(self, heads):
+        """Remove self-attention ``heads`` (original numbers): their q, k, v rows and output-projection columns."""
+        if self.is_cross_attention:
+            raise ValueError("only self-attention heads can be pruned")
+        heads, index = pruned_head_index(heads, self.num_heads, self.head_size, self.pruned_heads)
+        if not heads:
+            return
+        A = self.num_heads * self.head_size  # q, k and v side by side in the fused projection
+        self.c_attn = pruned_linear(self.c_attn, torch.cat([index, index + A, index + 2 * A]))
+        self.c_proj = pruned_linear(self.c_proj, index, dim=1)
+        self.num_heads -= len(heads)
+        self.pruned_heads |= heads
 
     def forward(self, hidden_states, mask=None, encoder_hidden_states=None, cache=None, output_attentions=False):
         B, T, C = hidden_states.shape
+        A = self.num_heads * self.head_size  # C unless heads were pruned
+        if A == 0:  # every head of this layer pruned: only the output projection's bias is left
+            y = hidden_states.new_zeros(B, T, 0)
+            return self.resid_dropout(self.c_proj(y)), (hidden_states.new_zeros(B, 0, T, T) if output_attentions else None)
         if self.is_cross_attention:
             q = self._heads(self.q_attn(hidden_states))
             cross_cache = cache if isinstance(cache, EncoderDecoderCache) else None
@@ -102,7 +122,7 @@ class LineageGPTAttention(nn.Module):
                     cross_cache.is_updated[self.layer_idx] = True
             is_causal = False
         else:
-            q, k, v = map(self._heads, self.c_attn(hidden_states).split(C, dim=-1))  # each (B, nh, T, hs)
+            q, k, v = map(self._heads, self.c_attn(hidden_states).split(A, dim=-1))  # each (B, nh, T, hs)
             if cache is not None:
                 self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
                 k, v = self_cache.update(k, v, self.layer_idx)  # (B, nh, past + T, hs)
@@ -112,7 +132,7 @@ class LineageGPTAttention(nn.Module):
             q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions,
             attention_implementation(self.config),
         )
-        y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
+        y = y.transpose(1, 2).reshape(B, T, A)  # re-assemble all head outputs side by side
         return self.resid_dropout(self.c_proj(y)), weights
 
 
@@ -198,7 +218,14 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         self.positions_embed = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.drop = nn.Dropout(config.embedding_dropout_prob)
         self.h = nn.ModuleList([LineageGPTBlock(config, i) for i in range(config.num_hidden_layers)])
+        if config.pruned_heads:  # a pruned checkpoint: build its smaller matrices before the weights load
+            self._prune_heads(config.pruned_heads)
         self.post_init()
+
+    def _prune_heads(self, heads_to_prune):
+        """``{layer: heads}``: see ``LineagePreTrainedModel.prune_heads``, which also records them in the config."""
+        for layer, heads in heads_to_prune.items():
+            self.h[int(layer)].attn.prune_heads(set(heads))
 
     def get_input_embeddings(self):
         return self.tokens_embed
