@@ -43,6 +43,7 @@ from .pretraining import describe_budget, pretrain_family
 from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
+    AVAILABLE_FAMILIES,
     DEFAULT_VARIANTS,
     FAMILY_ORDER,
     GENERATION_VARIANT,
@@ -73,7 +74,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     scale = check_arguments(args)
     started = time.time()
     out = Path(args.output_dir)
-    families = [f for f in FAMILY_ORDER if f in args.families]
+    families = [f for f in AVAILABLE_FAMILIES if f in args.families]
     tasks = [t for t in TASKS if t in args.tasks]
     seeds = [args.seed + i for i in range(args.seeds)]
     main_size = args.task_train or scale.task_train
@@ -368,7 +369,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--scale", default="tiny", choices=list(SCALES),
         help="model sizes, corpus share, budget and task sizes (tiny: minutes on a CPU; small, base: a GPU)")
     add("--families", nargs="+", default=list(FAMILY_ORDER), metavar="FAMILY",
-        help=f"families to run (default: all: {' '.join(FAMILY_ORDER)})")
+        help=f"families to run (default: {' '.join(FAMILY_ORDER)}); also available: svd, the count-based root "
+             "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
+             "fine-tuning cells would add minutes to the default 15-minute budget")
     add("--tasks", nargs="+", default=list(TASKS), metavar="TASK", help=f"task types (default: {' '.join(TASKS)})")
     add("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
