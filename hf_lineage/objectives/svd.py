@@ -25,7 +25,7 @@ from ..models import LineageSvdConfig, LineageSvdModel
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from . import PretrainingObjective
-from .word2vec_cpu import _read_lines, encode_corpus
+from .word2vec_cpu import encode_corpus, read_corpus
 
 
 class SvdObjective(PretrainingObjective):
@@ -127,11 +127,7 @@ def train_svd(corpus, tokenizer=None, seed: int = 0, output_dir=None, config=Non
     min_count = config_fields.get("min_count", LineageSvdConfig.min_count)
 
     started = time.time()
-    files, lines = _read_lines(corpus)
-    if tokenizer is None:
-        if not any(line.strip() for line in lines()):
-            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
-        tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
+    lines, tokenizer = read_corpus(corpus, tokenizer, min_count)
     counts = trainable_counts(_corpus_counts(tokenizer, lines(), batch_lines), tokenizer.all_special_ids, min_count)
     check_vocabulary(counts, min_count)
     config = LineageSvdConfig(**{**config_fields, "vocab_size": len(tokenizer),

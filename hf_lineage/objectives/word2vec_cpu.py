@@ -18,7 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..data.word2vec import check_vocabulary, chunk_sentence, sampling_tables, trainable_counts
+from ..data.word2vec import (
+    check_vocabulary,
+    chunk_sentence,
+    sampling_tables,
+    trainable_counts,
+)
 from ..fast.word2vec_cpu import train_hogwild
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
 from ..tokenization import train_wordlevel_tokenizer
@@ -49,6 +54,18 @@ def _read_lines(corpus):
         return files, lines
     items = [item if isinstance(item, str) else " ".join(item) for item in corpus]
     return None, lambda: iter(items)
+
+
+def read_corpus(corpus, tokenizer=None, min_count: int = 1):
+    """The corpus's lines (a function returning a fresh iterator over them) and the word-level tokenizer to read
+    them with: ``tokenizer``, or one trained on the corpus keeping words seen ``min_count`` times. word2vec's and
+    PPMI-SVD's trainers both start here. A corpus without words is a ValueError naming it."""
+    files, lines = _read_lines(corpus)
+    if tokenizer is None:
+        if not any(line.strip() for line in lines()):
+            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+        tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
+    return lines, tokenizer
 
 
 def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
@@ -108,11 +125,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
         raise ValueError(f"workers must be >= 1, got {workers}")
 
     started = time.time()
-    files, lines = _read_lines(corpus)
-    if tokenizer is None:
-        if not any(line.strip() for line in lines()):
-            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
-        tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
+    lines, tokenizer = read_corpus(corpus, tokenizer, min_count)
     corpus_ids, starts = encode_corpus(tokenizer, lines())
     if len(corpus_ids) == 0:
         raise ValueError("The corpus is empty: it holds no words")
