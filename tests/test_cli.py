@@ -22,12 +22,19 @@ from conftest import CORPUS
     (["finetune", "classification", "--help"], "--model_name_or_path"),  # the recipe's own options
     (["pretrain", "--help"], "--set NAME=VALUE"),
     (["lineage", "--help"], "--families"),
+    (["analyze", "--help"], "polysemy"),
+    (["analyze", "probes", "--help"], "--properties"),  # the analysis's own options
 ])
 def test_every_help_exits_0(argv, shows, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv)
     assert exit_.value.code == 0
     assert shows in capsys.readouterr().out
+
+
+def test_analyze_without_a_kind_names_the_kinds_and_exits_2(capsys):
+    assert cli.main(["analyze"]) == 2
+    assert "polysemy, attention, probes" in capsys.readouterr().err
 
 
 def test_families_table_is_aligned_and_wrapped(capsys):
