@@ -296,6 +296,33 @@ def test_classifier_label_out_of_range_is_a_value_error():
         model(input_ids=torch.tensor([[5, 6]]), labels=torch.tensor([2]))
 
 
+def test_siamese_pair_classifier_reads_each_sentence_alone():
+    """pair_encoding='siamese': u and v are the mean final states of [CLS] a [SEP] and [CLS] b [SEP], each encoded
+    on its own (so padding, segment ids and the other sentence change nothing), classified from [u, v, |u-v|, u*v]."""
+    torch.manual_seed(0)
+    model = hf_lineage.LineageBertForSequenceClassification(
+        tiny(num_labels=3, pair_encoding="siamese", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)).eval()
+    cls, sep, pad = 2, 3, 0
+    a, b, other_b = [7, 8, 9], [10, 11, 12, 13], [14, 15]
+    pair = lambda x, y, padding=0: ([cls, *x, sep, *y, sep] + [pad] * padding,  # noqa: E731
+                                    [0] * (len(x) + 2) + [1] * (len(y) + 1) + [0] * padding,
+                                    [1] * (len(x) + len(y) + 3) + [0] * padding)
+    rows = [pair(a, b), pair(a, other_b, padding=2)]
+    ids, types, mask = (torch.tensor([row[i] for row in rows]) for i in range(3))
+    with torch.no_grad():
+        logits = model(input_ids=ids, token_type_ids=types, attention_mask=mask).logits
+        alone = lambda x: model.bert(torch.tensor([[cls, *x, sep]])).last_hidden_state.mean(1)[0]  # noqa: E731
+        expected = []
+        for u, v in ((alone(a), alone(b)), (alone(a), alone(other_b))):
+            expected.append(model.pair_classifier(torch.cat([u, v, (u - v).abs(), u * v])))
+        single = model(input_ids=torch.tensor([[cls, *a, sep]])).logits  # one sentence: the [CLS] classifier
+    torch.testing.assert_close(logits, torch.stack(expected), atol=1e-5, rtol=0)
+    torch.testing.assert_close(single, model.classifier(model.bert(torch.tensor([[cls, *a, sep]])).pooler_output))
+    assert not hasattr(hf_lineage.LineageBertForSequenceClassification(tiny()), "pair_classifier")  # cross: none
+    with pytest.raises(ValueError, match="pair_encoding must be one of cross, siamese"):
+        tiny(pair_encoding="both")
+
+
 # --------------------------------------------------------------------------- encoder-decoder
 
 

@@ -503,6 +503,25 @@ def test_similarity_sums_both_orders_and_is_order_invariant():
     assert not torch.allclose(model(ab).logits, model(ba).logits)  # one order alone is not invariant
 
 
+def test_siamese_pairs_mean_pool_each_text_alone_in_either_order():
+    """pair_encoding='siamese': u is the mean of the states of <s> a (before $), computed as if b were not there
+    (causal attention), v the same for <s> b; the classifier reads [u, v, |u-v|, u*v]."""
+    model = _finetuning_model(LineageGPTForSequenceClassification, pair_encoding="siamese", delimiter_token_id=96)
+    a, b, other_b = torch.randint(3, 95, (2, 4)), torch.randint(3, 95, (2, 6)), torch.randint(3, 95, (2, 6))
+    s, d, e = 95, 96, 97  # <s> $ <e>: ids the texts do not use
+    join = lambda x, y: torch.cat([torch.full((2, 1), s), x, torch.full((2, 1), d), y, torch.full((2, 1), e)], 1)  # noqa: E731
+    with torch.no_grad():
+        logits = model(join(a, b)).logits
+        mean = lambda x: model.transformer(torch.cat([torch.full((2, 1), s), x], 1)).last_hidden_state.mean(1)  # noqa: E731
+        u, v = mean(a), mean(b)
+        by_hand = model.pair_classifier(torch.cat([u, v, (u - v).abs(), u * v], -1))
+        other = model(join(a, other_b)).logits
+    torch.testing.assert_close(logits, by_hand, atol=1e-5, rtol=0)
+    assert not torch.allclose(other, logits)  # the second text is read
+    with pytest.raises(ValueError, match="delimiter_token_id"):
+        _finetuning_model(LineageGPTForSequenceClassification, pair_encoding="siamese")(join(a, b))
+
+
 def test_multiple_choice_is_a_softmax_over_the_options():
     model = _finetuning_model(LineageGPTForMultipleChoice, lm_loss_weight=0.0)
     inputs = {k: v.view(1, 3, -1).repeat(2, 1, 1) for k, v in batch().items()}

@@ -96,6 +96,11 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     assert names["labeling"] == ["majority tag", "most frequent tag per word"]
     assert names["classification"] == names["pairs"] == ["majority class", "bag-of-words logistic regression"]
     assert names["generation"] == ["nearest-MR retrieval"]
+    # The tiny scale's Transformers read pairs siamese: their fine-tuned pairs models were saved so.
+    assert results["pair_encoding"] == "siamese"
+    for family, variant in (("gpt", "finetuned"), ("gpt", "scratch"), ("bert", "finetuned"), ("bert", "scratch")):
+        config = json.loads((out / "stages" / f"pairs-{family}-{variant}" / "model" / "config.json").read_text())
+        assert config["pair_encoding"] == "siamese", (family, variant)
     assert all(0 <= b["score"] <= 100 and b["interval"] for rows in results["baselines"].values() for b in rows)
     assert {c["id"] for c in results["claims"]} == {"understanding_order", "bidirectional", "pretraining_helps",
                                                     "beats_baselines", "little_data"}

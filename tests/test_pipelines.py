@@ -84,6 +84,33 @@ def test_gpt_classifier_predicts_through_a_pipeline_as_in_predictions_tsv(gpt, t
                                    expected.detach(), rtol=0, atol=1e-5)
 
 
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    tokenizer = train_wordpiece_tokenizer(iterator=SENTENCES * 2, vocab_size=300, min_frequency=1,
+                                          model_max_length=32)
+    return _tiny("bert", tokenizer, tmp_path_factory.mktemp("bert"), max_position_embeddings=64)
+
+
+@pytest.mark.parametrize("family", ["gpt", "bert"])
+def test_siamese_pair_model_is_saved_as_such_and_predicts_through_a_pipeline(family, gpt, bert, tmp_path):
+    """--pair_encoding siamese reaches the saved config (a pair_classifier is trained and saved), and a pipeline on
+    the folder reads pairs the same way: its labels are predictions.tsv's."""
+    rows = [{"sentence1": a, "sentence2": b, "label": str(i % 2)}
+            for i, (a, b) in enumerate(zip(SENTENCES, SENTENCES[3:] + SENTENCES[:3]))]
+    train, test = _jsonl(tmp_path / "train.jsonl", rows[:16]), _jsonl(tmp_path / "test.jsonl", rows[16:])
+    out = str(tmp_path / "ft")
+    base = gpt if family == "gpt" else bert
+    classification.main(["--model_name_or_path", base, "--train_file", train, "--test_file", test, "--do_train",
+                         "--do_predict", "--pair_encoding", "siamese", "--output_dir", out, *RECIPE], pairs=True)
+    classifier = pipeline("text-classification", model=out)
+    assert classifier.model.config.pair_encoding == "siamese"
+    trained = classifier.model.pair_classifier.weight
+    assert trained.shape[1] == 4 * classifier.model.config.hidden_size
+    pairs = [{"text": row["sentence1"], "text_pair": row["sentence2"]} for row in rows[16:]]
+    assert [p["label"] for p in classifier(pairs)] == _predictions(out)
+    assert [p["label"] for p in classifier(pairs, batch_size=3)] == _predictions(out)  # padded batches too
+
+
 @pytest.mark.parametrize("pair_task", ["similarity", "entailment"])
 def test_gpt_pair_model_predicts_through_a_pipeline_as_in_predictions_tsv(gpt, tmp_path, pair_task):
     rows = [{"sentence1": a, "sentence2": b, "label": str(i % 2)}

@@ -564,6 +564,18 @@ def test_label_maps_come_from_the_training_data():
     assert build_label_maps({"train": split(["no", "yes"], "t.csv")}, "label", tuned)[0] == ["yes", "no"]
 
 
+def test_pair_encoding_reaches_gpt_and_bert_and_cross_is_refused_for_the_siamese_families():
+    from hf_lineage.tasks.classification import pair_encoding_override
+
+    for config in (hf_lineage.LineageBertConfig.from_named("tiny"), hf_lineage.LineageGPTConfig.from_named("tiny")):
+        assert pair_encoding_override(config, "siamese") == {"pair_encoding": "siamese"}
+        assert pair_encoding_override(config, None) == {}
+    nnlm = hf_lineage.LineageNNLMConfig.from_named("tiny")
+    assert pair_encoding_override(nnlm, "siamese") == {}  # what it does anyway
+    with pytest.raises(ValueError, match="reads each sentence of a pair on its own"):
+        pair_encoding_override(nnlm, "cross")
+
+
 def test_gpt_pair_transformation_default_follows_the_dataset():
     from hf_lineage.tasks.classification import default_pair_task
     from hf_lineage.tasks.arguments import DataTrainingArguments

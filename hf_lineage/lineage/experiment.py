@@ -115,6 +115,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "corpus": {"name": corpus["name"], "train_words": corpus["train_words"],
                    "validation_words": corpus["validation_words"], "license": corpus["license"]},
         "families": families, "tasks": describe_tasks(tasks, task_data, args, main_size),
+        "pair_encoding": args.pair_encoding or scale.pair_encoding,
         "main_train_size": main_size, "curve_sizes": sorted({main_size, *curve_sizes}) if curve_sizes else [],
         "pretraining": {family: summarize_pretraining(records) for family, records in pretraining.items()},
         "baselines": {task: [summary for summary, _ in rows] for task, rows in baseline_rows.items()},
@@ -233,7 +234,8 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                 files = {"train": data["files"][f"train-{size}"], "dev": data["files"]["dev"],
                          "validation": data["files"]["validation"]}
                 spec = {**entry, "pretrained": pretrained["model"], "data": files, "scale": asdict(scale),
-                        "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision}
+                        "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision,
+                        "pair_encoding": args.pair_encoding}
                 name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
                     f"-seed{seed}" if seed != args.seed else "")
                 work = functools.partial(finetune, family, task, variant, Path(pretrained["model"]), files, scale,
@@ -343,6 +345,7 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         + f", stopped after {scale.patience} evaluations without a better dev score (never before "
         f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; "
         f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
+        pair_encoding_note(args.pair_encoding or scale.pair_encoding),
     ]
     import torch
 
@@ -357,6 +360,17 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
     if tuned:
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")
     return lines
+
+
+def pair_encoding_note(pair_encoding: str) -> str:
+    every = ("NNLM, word2vec and ELMo encode each sentence of a pair on its own and classify [u, v, |u − v|, u * v] "
+             "(u, v: the two sentence vectors)")
+    if pair_encoding == "siamese":
+        return (f"Pairs: {every}; so do GPT and BERT here (--pair-encoding siamese, Sentence-BERT's classifier, "
+                "Reimers & Gurevych 2019), with their final states mean-pooled per sentence. Read their papers' way, "
+                "as one sequence classified from [CLS] / <e> (--pair-encoding cross), the tiny Transformers stay near "
+                "chance on the pairs task.")
+    return f"Pairs: {every}; GPT and BERT read each pair as one sequence, as their papers did (--pair-encoding cross)."
 
 
 # --------------------------------------------------------------------------- command line
@@ -389,6 +403,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--task-validation", type=int, help="validation examples per task (default: the whole validation file)")
     add("--finetune-epochs", type=float,
         help="the most fine-tuning epochs; early stopping on the dev split usually ends sooner (default: the scale's)")
+    add("--pair-encoding", choices=["cross", "siamese"],
+        help="how GPT and BERT read a sentence pair: cross, their papers' one sequence classified from [CLS] / <e>; "
+             "siamese, each sentence encoded alone and mean-pooled, [u, v, |u-v|, u*v], as the other families read "
+             "pairs (default: the scale's; tiny: siamese, on which the tiny Transformers learn the pairs task)")
     add("--curve-sizes", nargs="*", type=int, metavar="N",
         help="labelled-set sizes of the learning curves (default: the scale's; none: no curves)")
     add("--workers", type=int, help="fine-tuning cells run at once, each in a child process with one torch thread "

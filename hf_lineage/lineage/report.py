@@ -263,6 +263,12 @@ def _main_table(results, notes):
             text = _score_cell(cell, notes, f"{_name(family)} × {task_name} ({cell and cell.get('variant')})")
             if cell is not None and cell.get("variant") != usual and _score(cell) is not None:
                 text += f" ({cell['variant']})"  # e.g. generation, where frozen networks cannot learn the format
+            if task_name == "pairs" and family in ("gpt", "bert") and results.get("pair_encoding") == "siamese":
+                text += notes.mark(
+                    "GPT and BERT read a pair siamese here, as the other families do: each sentence encoded on its "
+                    "own, mean-pooled, classified from [u, v, |u − v|, u * v] (Sentence-BERT, Reimers & Gurevych "
+                    "2019), not as their papers' one sequence (`--pair-encoding cross`), on which the tiny "
+                    "Transformers stay near chance.")
             reused |= " †" in text
             row.append(text)
         rows.append(row)

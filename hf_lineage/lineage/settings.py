@@ -75,6 +75,10 @@ class Scale:
     min_steps: int = 100  # updates before early stopping may end a cell
     curve_sizes: tuple = ()  # labelled-set sizes of the learning curves (the main table's ``task_train`` is one)
     curve_tasks: tuple = ("labeling", "classification")
+    # How GPT and BERT read a sentence pair (the recipes' --pair_encoding): "cross", their papers' one sequence; or
+    # "siamese", each sentence encoded alone and mean-pooled, [u, v, |u - v|, u * v] (Reimers & Gurevych 2019), as
+    # the static families and ELMo read pairs. The tiny Transformers stay at chance with "cross" (docs/lineage.md).
+    pair_encoding: str = "cross"
 
 
 # The default budget of the tiny scale: equal pretraining time, fixed as the corpus words each family reads in that
@@ -117,7 +121,7 @@ SCALES = {
                                 "bert": 1e-3},
         head_learning_rate=1e-2, max_target_length=48,
         equal_time_words=TINY_EQUAL_TIME_WORDS, equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
-        curve_sizes=(100, 300, 1000), dev_examples=200,
+        curve_sizes=(100, 300, 1000), dev_examples=200, pair_encoding="siamese",
     ),
     "small": Scale(
         families={
@@ -176,6 +180,7 @@ class LineageArguments:
     task_validation: int | None = None
     finetune_epochs: float | None = None
     curve_sizes: list[int] | None = None  # None: the scale's; [] turns the learning curves off
+    pair_encoding: str | None = None  # GPT and BERT on pairs: "cross" or "siamese" (None: the scale's)
     seeds: int = 1  # run everything with seeds seed, seed + 1, ... and report mean and spread
     workers: int | None = None  # fine-tuning cells at once (None: the CPU cores, at most 4; 0: in this process)
     mixed_precision: str | None = None
@@ -205,6 +210,8 @@ def check_arguments(args: LineageArguments) -> Scale:
     for path in (args.corpus or []) + (args.validation_corpus or []):
         if not os.path.isfile(path):
             raise LineageError(f"corpus file {path}: no such file")
+    if args.pair_encoding not in (None, "cross", "siamese"):
+        raise LineageError(f"--pair-encoding must be cross or siamese, got {args.pair_encoding!r}")
     if args.seeds < 1:
         raise LineageError(f"--seeds must be at least 1, got {args.seeds}")
     if any(size < 1 for size in args.curve_sizes or []) or (args.task_train is not None and args.task_train < 1):

@@ -12,6 +12,7 @@ from transformers import PreTrainedConfig
 from .configuration_lineage_utils import (
     NamedSizesMixin,
     check_known_kwargs,
+    check_pair_encoding,
     check_pruned_heads,
     check_transformer_fields,
 )
@@ -65,6 +66,11 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     # Attention heads removed by ``prune_heads``: layer -> head indices (the original numbering). The model is built
     # without them, so a pruned checkpoint loads into its smaller matrices.
     pruned_heads: dict | None = None
+    # How ``LineageBertForSequenceClassification`` reads a sentence pair (segments A and B): "cross", the paper's
+    # one sequence [CLS] a [SEP] b [SEP] classified from [CLS]; or "siamese" (Reimers & Gurevych 2019,
+    # Sentence-BERT): each sentence encoded on its own, mean-pooled to u and v, classified from
+    # [u, v, |u - v|, u * v] as the static-vector families do. Single sentences are read the same way by both.
+    pair_encoding: str = "cross"
 
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
@@ -87,6 +93,7 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
         check_transformer_fields(self)
         check_pruned_heads(self)
+        check_pair_encoding(self)
         if self.add_cross_attention and not self.is_decoder:
             raise ValueError("add_cross_attention=True needs is_decoder=True (cross-attention exists only in decoders)")
 

@@ -13,6 +13,7 @@ from transformers import PreTrainedConfig
 from .configuration_lineage_utils import (
     NamedSizesMixin,
     check_known_kwargs,
+    check_pair_encoding,
     check_pruned_heads,
     check_transformer_fields,
 )
@@ -67,6 +68,10 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     # <s> b $ a <e>; delimiter_token_id is the id of $. "entailment" (or None) reads the sequence as given.
     pair_task: str | None = None
     delimiter_token_id: int | None = None
+    # "cross": the paper's transformations above, one sequence per pair. "siamese" (Reimers & Gurevych 2019): each
+    # text encoded on its own and mean-pooled to u and v, the classifier reading [u, v, |u - v|, u * v]; the pair
+    # still arrives as <s> a $ b <e> and is read in both orders, whose states before $ have seen one text only.
+    pair_encoding: str = "cross"
     # GPT is always a causal decoder; the flag exists because EncoderDecoderModel reads and sets it.
     is_decoder: bool = True
     add_cross_attention: bool = False
@@ -101,6 +106,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
         check_transformer_fields(self)
         check_pruned_heads(self)
+        check_pair_encoding(self)
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"pair_task must be 'entailment', 'similarity' or None, got {self.pair_task!r}")
         if self.pair_task == "similarity" and self.delimiter_token_id is None:

@@ -111,6 +111,15 @@ def check_transformer_fields(config) -> None:
         raise ValueError(f"classifier_dropout must be in [0, 1) or None, got {config.classifier_dropout}")
 
 
+PAIR_ENCODINGS = ("cross", "siamese")
+
+
+def check_pair_encoding(config) -> None:
+    """``pair_encoding`` of the Transformers: how their sequence classifier reads a sentence pair."""
+    if config.pair_encoding not in PAIR_ENCODINGS:
+        raise ValueError(f"pair_encoding must be one of {', '.join(PAIR_ENCODINGS)}, got {config.pair_encoding!r}")
+
+
 def check_pruned_heads(config) -> None:
     """Normalise ``config.pruned_heads`` to ``{layer: sorted heads}`` with int keys (JSON turns them into strings)
     and no empty entries, or None; a ValueError names a layer or head that does not exist."""

@@ -630,8 +630,21 @@ class LineageBertForNextSentencePrediction(LineageBertPreTrainedModel):
         return tuple_or_dict(output, return_dict, self.config)
 
 
+def _packed(input_ids, keep):
+    """The tokens where ``keep`` (B, T) is True moved to the front of each row, in order: (ids, mask), (B, T')."""
+    order = torch.sort((~keep).to(torch.int8), dim=1, stable=True).indices  # kept positions first
+    order = order[:, : max(1, int(keep.sum(dim=1).max()))]
+    return input_ids.gather(1, order), keep.gather(1, order)
+
+
 class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
-    """Classifier on the pooled [CLS] representation; sentence pairs go in as segments A and B."""
+    """Classifier on the pooled [CLS] representation; sentence pairs go in as segments A and B.
+
+    With ``config.pair_encoding == "siamese"`` a pair (``token_type_ids`` marking segment B) is instead read as two
+    sentences, ``[CLS] a [SEP]`` and ``[CLS] b [SEP]``, each encoded on its own and mean-pooled to u and v; the
+    classifier reads ``[u, v, |u − v|, u * v]`` (Reimers & Gurevych 2019). A 2-layer BERT pretrained for a minute
+    does not learn to compare two sentences through [CLS] from a thousand pairs; it does this way.
+    """
 
     accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
 
@@ -641,16 +654,40 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         self.bert = LineageBertModel(config)
         self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if config.pair_encoding == "siamese":
+            self.pair_classifier = nn.Linear(4 * config.hidden_size, config.num_labels)
         self.post_init()
+
+    def _mean_pooled(self, input_ids, mask):  # (B, T) -> (B, C): the mean of the real tokens' final states
+        states = self.bert(input_ids, mask.long(), return_dict=True).last_hidden_state  # (B, T, C)
+        weights = mask.unsqueeze(-1).to(states.dtype)
+        return (states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+
+    def _siamese_logits(self, input_ids, attention_mask, token_type_ids):
+        real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        second = token_type_ids.bool() & real
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        first_token = positions == torch.where(real, positions, input_ids.shape[1]).amin(-1, keepdim=True)  # [CLS]
+        u = self._mean_pooled(*_packed(input_ids, real & ~second))  # [CLS] a [SEP]
+        v = self._mean_pooled(*_packed(input_ids, second | first_token))  # [CLS] b [SEP]
+        return self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
-        outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-        )
-        logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
+        is_pair = token_type_ids is not None and bool(token_type_ids.any())
+        if self.config.pair_encoding == "siamese" and is_pair:
+            if input_ids is None:
+                raise ValueError("pair_encoding='siamese' reads input_ids (to split the pair), not inputs_embeds")
+            check_same_shape(token_type_ids, input_ids.shape, "token_type_ids", "input_ids")
+            logits = self._siamese_logits(input_ids, attention_mask, token_type_ids)  # (B, num_labels)
+            outputs = BaseModelOutputWithPoolingAndCrossAttentions()  # two encodings: no single sequence's states
+        else:
+            outputs = self.bert(
+                input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+                output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            )
+            logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
         output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                           attentions=outputs.attentions)

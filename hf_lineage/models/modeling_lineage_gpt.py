@@ -526,6 +526,10 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
     Shape (B, 2, T) holds a similarity pair in both orders (``<s> a $ b <e>``, ``<s> b $ a <e>``): the two
     representations are summed before W_y, so the prediction does not depend on the order. With
     ``config.pair_task == "similarity"`` a (B, T) pair ``<s> a $ b <e>`` is read in both orders the same way.
+
+    With ``config.pair_encoding == "siamese"`` a pair is read in both orders too, but each order gives the mean of
+    its states before ``$``, which a causal model computed from ``<s> a`` alone (the other from ``<s> b``): u and
+    v, classified from ``[u, v, |u − v|, u * v]`` (Reimers & Gurevych 2019) by ``pair_classifier``.
     """
 
     def __init__(self, config):
@@ -533,12 +537,30 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
         self.num_labels = config.num_labels
         # P(y | x) = softmax(h W_y): no bias in the paper (nor in transformers' OpenAIGPTForSequenceClassification).
         self.classifier = nn.Linear(config.hidden_size, config.num_labels, bias=False)
+        if config.pair_encoding == "siamese":
+            self.pair_classifier = nn.Linear(4 * config.hidden_size, config.num_labels)
         self.post_init()
+
+    def _first_text_mean(self, hidden_states, input_ids, attention_mask):
+        """(N, T, C) -> (N, C): the mean of the states from ``<s>`` up to the first ``$``, which have seen only the
+        first text (causal attention)."""
+        N, T = input_ids.shape
+        real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        positions = torch.arange(T, device=input_ids.device).expand(N, T)
+        start = torch.where(real, positions, T).amin(-1, keepdim=True)
+        delimiters = (input_ids == self.config.delimiter_token_id) & real & (positions > start)
+        delimiter = torch.where(delimiters, positions, T).amin(-1, keepdim=True)
+        weights = ((positions >= start) & (positions < delimiter) & real).unsqueeze(-1).to(hidden_states.dtype)
+        return (hidden_states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
-        if self.config.pair_task == "similarity" and input_ids is not None and input_ids.dim() == 2:
+        siamese = self.config.pair_encoding == "siamese"
+        if siamese and (input_ids is None or self.config.delimiter_token_id is None):
+            raise ValueError("pair_encoding='siamese' reads pairs <s> a $ b <e> from input_ids and needs "
+                             "config.delimiter_token_id (the id of $)")
+        if (siamese or self.config.pair_task == "similarity") and input_ids is not None and input_ids.dim() == 2:
             # One sequence per pair (what a tokenizer or pipeline gives): add the other order, as if from
             # format_similarity, so the prediction does not depend on which text came first.
             index = _other_order(input_ids, attention_mask, self.config.delimiter_token_id)
@@ -557,10 +579,15 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         hidden_states = outputs.last_hidden_state  # (N, T, C)
-        pooled = self._extract(hidden_states, input_ids, attention_mask)  # (N, C)
-        if orders is not None:
-            pooled = pooled.view(-1, orders, pooled.shape[-1]).sum(dim=1)  # (B, C): both orders, added
-        logits = self.classifier(self.dropout(pooled))  # (B, num_labels)
+        if siamese:
+            texts = self._first_text_mean(hidden_states, input_ids, attention_mask).view(-1, orders, hidden_states.shape[-1])
+            u, v = texts[:, 0], texts[:, 1]  # (B, C) each: <s> a, <s> b
+            logits = self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
+        else:
+            pooled = self._extract(hidden_states, input_ids, attention_mask)  # (N, C)
+            if orders is not None:
+                pooled = pooled.view(-1, orders, pooled.shape[-1]).sum(dim=1)  # (B, C): both orders, added
+            logits = self.classifier(self.dropout(pooled))  # (B, num_labels)
         task_loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
         loss, lm_loss = self._loss(task_loss, hidden_states, input_ids, attention_mask)
         output = LineageGPTTaskOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,

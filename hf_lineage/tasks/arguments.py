@@ -105,6 +105,13 @@ class DataTrainingArguments:
         metadata={"help": "sentence pairs with GPT: 'entailment' (<s> a $ b <e>) or 'similarity' (both orders, "
                           "summed). Default by dataset name: MRPC/QQP/STS → similarity; otherwise entailment."},
     )
+    pair_encoding: Optional[str] = field(
+        default=None,
+        metadata={"help": "sentence pairs with GPT or BERT: 'cross' (the papers' one sequence per pair, classified "
+                          "from [CLS] / <e>) or 'siamese' (each sentence encoded on its own and mean-pooled, "
+                          "[u, v, |u-v|, u*v], as the static-vector families and ELMo always read pairs). Default: "
+                          "the model config's (cross)."},
+    )
     max_seq_length: int = field(default=128, metadata={"help": "Longest input in tokens (labeling, classification)."})
     max_source_length: int = field(default=128, metadata={"help": "generation: longest input in tokens."})
     max_target_length: int = field(
@@ -127,6 +134,8 @@ class DataTrainingArguments:
             raise ValueError(f"--trec_labels must be 'coarse' or 'fine', got {self.trec_labels!r}")
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"--pair_task must be 'entailment' or 'similarity', got {self.pair_task!r}")
+        if self.pair_encoding not in (None, "cross", "siamese"):
+            raise ValueError(f"--pair_encoding must be 'cross' or 'siamese', got {self.pair_encoding!r}")
         for name in ("max_seq_length", "max_source_length", "max_target_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name} must be a positive integer, got {getattr(self, name)}")

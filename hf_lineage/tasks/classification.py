@@ -14,6 +14,10 @@ word2vec,   marked with ``token_type_ids`` and each sentence is encoded on its o
 ELMo        ``modeling_lineage_static.py``)
 ==========  =========================================================================================================
 
+``--pair_encoding siamese`` reads a GPT or BERT pair as the other families do instead: each sentence encoded on its
+own, mean-pooled, classified from ``[u, v, |u − v|, u * v]`` (Reimers & Gurevych 2019); it is saved in the config,
+so pipelines read pairs the same way.
+
 For GPT pairs, ``--pair_task entailment|similarity`` chooses the transformation. Unset, it follows the data's name
 (the dataset name or the file paths): MRPC, QQP and STS are similarity tasks, anything else (RTE, MNLI, QNLI, SNLI,
 your own data) is treated as entailment, the order-sensitive choice. The GPT tokenizer saved with the model applies
@@ -74,6 +78,19 @@ def default_pair_task(data_args) -> str:
     names = " ".join(filter(None, [data_args.dataset_name, data_args.dataset_config_name, data_args.train_file,
                                    data_args.validation_file, data_args.test_file]))
     return "similarity" if SIMILARITY_DATASETS.search(names) else "entailment"
+
+
+def pair_encoding_override(config, pair_encoding: str | None) -> dict:
+    """``--pair_encoding`` as a config override for GPT and BERT, whose sequence classifiers read a pair either way.
+    The other families always encode each sentence on its own: 'siamese' changes nothing there, 'cross' is refused."""
+    if pair_encoding is None:
+        return {}
+    if hasattr(config, "pair_encoding"):
+        return {"pair_encoding": pair_encoding}
+    if pair_encoding == "cross":
+        raise ValueError(f"--pair_encoding cross: a {family_of(config)!r} model reads each sentence of a pair on its "
+                         "own (siamese); only GPT and BERT read a pair as one sequence")
+    return {}
 
 
 def uses_gpt_transformations(config) -> bool:
@@ -147,7 +164,8 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
         raise ValueError(f"{splits['train'].source}: only one label ({labels[0]!r}) in the training data; "
                          "classification needs at least two")
     freeze = freeze_overrides(config, model_args.freeze_base)
-    config = load_config(model_args, id2label=dict(enumerate(labels)), label2id=label2id, **freeze)
+    config = load_config(model_args, id2label=dict(enumerate(labels)), label2id=label2id, **freeze,
+                         **pair_encoding_override(config, data_args.pair_encoding if pairs else None))
     tokenizer = load_tokenizer(model_args)
     model = AutoModelForSequenceClassification.from_pretrained(path, config=config, **model_args.hub_kwargs())
     gpt = uses_gpt_transformations(config)
