@@ -321,6 +321,8 @@ def test_siamese_pair_classifier_reads_each_sentence_alone():
     assert not hasattr(hf_lineage.LineageBertForSequenceClassification(tiny()), "pair_classifier")  # cross: none
     with pytest.raises(ValueError, match="pair_encoding must be one of cross, siamese"):
         tiny(pair_encoding="both")
+    with pytest.raises(ValueError, match="transformers' BERT classifies a pair as one sequence"):
+        to_transformers(model)
 
 
 # --------------------------------------------------------------------------- encoder-decoder

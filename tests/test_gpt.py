@@ -177,6 +177,8 @@ def test_conversion_refuses_what_transformers_cannot_hold():
         to_transformers(LineageGPTModel(tiny(intermediate_size=100)))
     with pytest.raises(ValueError, match="no cross-attention"):
         to_transformers(LineageGPTForCausalLM(tiny(add_cross_attention=True)))
+    with pytest.raises(ValueError, match="siamese"):
+        to_transformers(LineageGPTForSequenceClassification(tiny(pair_encoding="siamese", delimiter_token_id=5)))
 
 
 def test_exported_model_loads_in_plain_transformers(tmp_path):

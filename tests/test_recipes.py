@@ -595,7 +595,7 @@ def test_a_left_to_right_model_labels_each_word_at_its_last_token():
     words = ["the", "dogs", "unbelievably", "sleeping"]
     examples = {"tokens": [words], "tags": [["DET", "NOUN", "ADV", "VERB"]]}
     label2id = {"DET": 0, "NOUN": 1, "ADV": 2, "VERB": 3}
-    pieces = [len(tokenizer(" " + w if i else w, add_special_tokens=False)["input_ids"]) for i, w in enumerate(words)]
+    pieces = [len(tokenizer(" " + w, add_special_tokens=False)["input_ids"]) for w in words]
     assert max(pieces) > 1  # rare words split into several tokens
     first = tokenize_and_align(examples, tokenizer, label2id, 64)
     last = tokenize_and_align(examples, tokenizer, label2id, 64, last_token=True)
@@ -608,3 +608,18 @@ def test_a_left_to_right_model_labels_each_word_at_its_last_token():
         assert word_of[f] == word_of[l] == word
         assert f == word_of.index(word) and l == len(word_of) - 1 - word_of[::-1].index(word)
         assert (l > f) == (pieces[word] > 1)
+
+
+@pytest.mark.parametrize("family", ["gpt", "bert"])
+def test_pre_split_words_are_encoded_as_in_running_text(family):
+    """GPT's byte-level BPE marks a word's leading space in its tokens (Ġcat); pre-split words must get the tokens
+    they have in running text, not the in-word forms (c, at) the model saw only inside words. WordPiece is unchanged."""
+    from hf_lineage.tasks.labeling import tokenize_and_align
+
+    tokenizer = _build_tokenizer(family, [" the dog runs fast", " a cat sleeps"] * 20)
+    words = ["the", "cat", "runs", "unbelievably"]
+    encoding = tokenize_and_align({"tokens": [words]}, tokenizer, {}, 64)
+    running = tokenizer((" " if family == "gpt" else "") + " ".join(words))["input_ids"]
+    assert encoding["input_ids"][0] == running
+    if family == "gpt":
+        assert tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])[1] == "Ġcat"

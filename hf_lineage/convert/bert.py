@@ -98,6 +98,9 @@ def from_transformers(model):
 
 def to_transformers(model):
     hf_name = {v: k for k, v in CLASS_PAIRS.items()}[type(model).__name__]
+    if getattr(model.config, "pair_encoding", "cross") == "siamese":
+        raise ValueError("this model reads sentence pairs siamese (pair_encoding='siamese', a pair_classifier on "
+                         "[u, v, |u-v|, u*v]); transformers' BERT classifies a pair as one sequence from [CLS]")
     config = _config_to(transformers.BertConfig, model.config)
     hf_model = getattr(transformers, hf_name)(config)
     return _load(hf_model, _lineage_to_hf(model.state_dict()))

@@ -56,6 +56,9 @@ def _lineage_config(hf_config):
 
 
 def _hf_config(config):
+    if getattr(config, "pair_encoding", "cross") == "siamese":
+        raise ValueError("this model reads sentence pairs siamese (pair_encoding='siamese', a pair_classifier on "
+                         "[u, v, |u-v|, u*v]); transformers' OpenAI GPT classifies a pair as one sequence")
     if config.add_cross_attention:
         raise ValueError("transformers' OpenAI GPT has no cross-attention; this lineage GPT has add_cross_attention")
     if config.intermediate_size != 4 * config.hidden_size:

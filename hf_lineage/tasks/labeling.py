@@ -31,6 +31,7 @@ import os
 import re
 
 import numpy as np
+from tokenizers import pre_tokenizers
 from transformers import (
     AutoModelForTokenClassification,
     DataCollatorForTokenClassification,
@@ -87,13 +88,28 @@ def word_ids(encoding, i: int) -> list[int | None]:
     return ids
 
 
+def words_as_in_running_text(tokenizer, sentences: list[list[str]]) -> list[list[str]]:
+    """Pre-split words, each with the space it has in running text where the tokenizer needs it to know the word.
+
+    A byte-level BPE (GPT's) marks a word's leading space in its tokens (``Ġcat``); pre-split words reach its
+    pre-tokenizer one by one, so without this every word would be encoded in the in-word forms the model saw only
+    inside words (``c`` ``at``). transformers' GPT-2 and RoBERTa tokenizers need ``add_prefix_space=True`` for such
+    input for the same reason. Other tokenizers get the words unchanged."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    pre_tokenizer = getattr(backend, "pre_tokenizer", None)
+    if not isinstance(pre_tokenizer, pre_tokenizers.ByteLevel) or pre_tokenizer.add_prefix_space:
+        return sentences
+    return [[" " + word for word in words] for words in sentences]
+
+
 def tokenize_and_align(examples, tokenizer, label2id, max_length, last_token: bool = False):
     """Encode pre-split words; ``labels`` holds each word's tag id on one of its tokens and -100 elsewhere, and
     ``first_tokens`` the position of that token (-1 for a word that was cut off or has no tokens). The token is the
     word's first (transformers' convention, for models that read in both directions), or with ``last_token`` its
     last: a left-to-right model (GPT) has read the whole word only there ("run" of "running" says nothing of
     "-ning")."""
-    encoding = tokenizer(examples["tokens"], is_split_into_words=True, truncation=True, max_length=max_length,
+    encoding = tokenizer(words_as_in_running_text(tokenizer, examples["tokens"]), is_split_into_words=True,
+                         truncation=True, max_length=max_length,
                          return_special_tokens_mask=not tokenizer.is_fast)
     all_labels, all_first = [], []
     for i, words in enumerate(examples["tokens"]):
