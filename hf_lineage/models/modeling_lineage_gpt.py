@@ -580,7 +580,8 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
         )
         hidden_states = outputs.last_hidden_state  # (N, T, C)
         if siamese:
-            texts = self._first_text_mean(hidden_states, input_ids, attention_mask).view(-1, orders, hidden_states.shape[-1])
+            texts = self._first_text_mean(hidden_states, input_ids, attention_mask)  # (B * 2, C)
+            texts = texts.view(-1, orders, texts.shape[-1])
             u, v = texts[:, 0], texts[:, 1]  # (B, C) each: <s> a, <s> b
             logits = self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
         else:
