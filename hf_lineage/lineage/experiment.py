@@ -48,6 +48,7 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     FAMILY_ORDER,
     GENERATION_VARIANT,
     MAIN_VARIANT,
+    PAIR_ENCODINGS,
     SAMPLES,
     SCALES,
     TASKS,
@@ -403,7 +404,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--task-validation", type=int, help="validation examples per task (default: the whole validation file)")
     add("--finetune-epochs", type=float,
         help="the most fine-tuning epochs; early stopping on the dev split usually ends sooner (default: the scale's)")
-    add("--pair-encoding", choices=["cross", "siamese"],
+    add("--pair-encoding", choices=list(PAIR_ENCODINGS),
         help="how GPT and BERT read a sentence pair: cross, their papers' one sequence classified from [CLS] / <e>; "
              "siamese, each sentence encoded alone and mean-pooled, [u, v, |u-v|, u*v], as the other families read "
              "pairs (default: the scale's; tiny: siamese, on which the tiny Transformers learn the pairs task)")

@@ -9,6 +9,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..models.configuration_lineage_utils import PAIR_ENCODINGS
+
 FAMILY_ORDER = ("nnlm", "word2vec", "elmo", "gpt", "bert")
 # Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 # svd is not in the default run (``FAMILY_ORDER``): its vectors take seconds, but its fine-tuning cells would add
@@ -210,8 +212,8 @@ def check_arguments(args: LineageArguments) -> Scale:
     for path in (args.corpus or []) + (args.validation_corpus or []):
         if not os.path.isfile(path):
             raise LineageError(f"corpus file {path}: no such file")
-    if args.pair_encoding not in (None, "cross", "siamese"):
-        raise LineageError(f"--pair-encoding must be cross or siamese, got {args.pair_encoding!r}")
+    if args.pair_encoding not in (None, *PAIR_ENCODINGS):
+        raise LineageError(f"--pair-encoding must be one of {', '.join(PAIR_ENCODINGS)}, got {args.pair_encoding!r}")
     if args.seeds < 1:
         raise LineageError(f"--seeds must be at least 1, got {args.seeds}")
     if any(size < 1 for size in args.curve_sizes or []) or (args.task_train is not None and args.task_train < 1):

@@ -45,7 +45,9 @@ from .modeling_lineage_utils import (
     classifier_dropout,
     config_flag,
     cross_entropy,
+    masked_mean,
     output_cache,
+    pair_features,
     pruned_head_index,
     pruned_linear,
     sequence_classification_loss,
@@ -659,9 +661,7 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         self.post_init()
 
     def _mean_pooled(self, input_ids, mask):  # (B, T) -> (B, C): the mean of the real tokens' final states
-        states = self.bert(input_ids, mask.long(), return_dict=True).last_hidden_state  # (B, T, C)
-        weights = mask.unsqueeze(-1).to(states.dtype)
-        return (states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+        return masked_mean(self.bert(input_ids, mask.long(), return_dict=True).last_hidden_state, mask)
 
     def _siamese_logits(self, input_ids, attention_mask, token_type_ids):
         real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
@@ -670,7 +670,7 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         first_token = positions == torch.where(real, positions, input_ids.shape[1]).amin(-1, keepdim=True)  # [CLS]
         u = self._mean_pooled(*_packed(input_ids, real & ~second))  # [CLS] a [SEP]
         v = self._mean_pooled(*_packed(input_ids, second | first_token))  # [CLS] b [SEP]
-        return self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
+        return self.pair_classifier(self.dropout(pair_features(u, v)))
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,

@@ -41,7 +41,9 @@ from .modeling_lineage_utils import (
     classifier_dropout,
     config_flag,
     cross_entropy,
+    masked_mean,
     output_cache,
+    pair_features,
     pruned_head_index,
     pruned_linear,
     sequence_classification_loss,
@@ -550,8 +552,7 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
         start = torch.where(real, positions, T).amin(-1, keepdim=True)
         delimiters = (input_ids == self.config.delimiter_token_id) & real & (positions > start)
         delimiter = torch.where(delimiters, positions, T).amin(-1, keepdim=True)
-        weights = ((positions >= start) & (positions < delimiter) & real).unsqueeze(-1).to(hidden_states.dtype)
-        return (hidden_states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+        return masked_mean(hidden_states, (positions >= start) & (positions < delimiter) & real)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
@@ -583,7 +584,7 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
             texts = self._first_text_mean(hidden_states, input_ids, attention_mask)  # (B * 2, C)
             texts = texts.view(-1, orders, texts.shape[-1])
             u, v = texts[:, 0], texts[:, 1]  # (B, C) each: <s> a, <s> b
-            logits = self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
+            logits = self.pair_classifier(self.dropout(pair_features(u, v)))
         else:
             pooled = self._extract(hidden_states, input_ids, attention_mask)  # (N, C)
             if orders is not None:

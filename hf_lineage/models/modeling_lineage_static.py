@@ -53,6 +53,7 @@ from .modeling_lineage_utils import (
     LSTMStateGenerationMixin,
     check_ids_in_range,
     cross_entropy,
+    pair_features,
     sequence_classification_loss,
     tuple_or_dict,
     with_cache,
@@ -333,7 +334,7 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
             second = token_type_ids.bool() & mask
             u = self._sentence_vector(features, mask & ~second)
             v = self._sentence_vector(features, second)
-            logits = self.pair_classifier(self.dropout(torch.cat([u, v, (u - v).abs(), u * v], dim=-1)))
+            logits = self.pair_classifier(self.dropout(pair_features(u, v)))
         else:
             logits = self.classifier(self.dropout(self._sentence_vector(features, mask)))  # (B, num_labels)
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)

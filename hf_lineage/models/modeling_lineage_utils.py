@@ -311,6 +311,18 @@ def causal_attention_mask(attention_mask, T, past_length, device):
     return mask
 
 
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, T, C), (B, T) -> (B, C): the mean of the states where ``mask`` is true (zeros for a row with none)."""
+    weights = mask.unsqueeze(-1).to(states.dtype)
+    return (states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+
+
+def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(B, C), (B, C) -> (B, 4C): ``[u, v, |u − v|, u * v]``, what a siamese pair classifier reads of two sentence
+    vectors (Conneau et al. 2017; Reimers & Gurevych 2019)."""
+    return torch.cat([u, v, (u - v).abs(), u * v], dim=-1)
+
+
 def classifier_dropout(config) -> nn.Dropout:
     """Dropout before a task classifier: ``config.classifier_dropout``, else the hidden dropout."""
     return nn.Dropout(config.classifier_dropout if config.classifier_dropout is not None

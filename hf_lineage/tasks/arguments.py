@@ -17,6 +17,8 @@ from typing import Optional
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from ..models.configuration_lineage_utils import PAIR_ENCODINGS
+
 TASKS = ("sequence_labeling", "classification", "sentence_pairs", "generation")
 # What each task calls itself in messages and model cards.
 TASK_NAMES = {
@@ -134,8 +136,8 @@ class DataTrainingArguments:
             raise ValueError(f"--trec_labels must be 'coarse' or 'fine', got {self.trec_labels!r}")
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"--pair_task must be 'entailment' or 'similarity', got {self.pair_task!r}")
-        if self.pair_encoding not in (None, "cross", "siamese"):
-            raise ValueError(f"--pair_encoding must be 'cross' or 'siamese', got {self.pair_encoding!r}")
+        if self.pair_encoding not in (None, *PAIR_ENCODINGS):
+            raise ValueError(f"--pair_encoding must be one of {', '.join(PAIR_ENCODINGS)}, got {self.pair_encoding!r}")
         for name in ("max_seq_length", "max_source_length", "max_target_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name} must be a positive integer, got {getattr(self, name)}")
