@@ -93,7 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
         description="hf-lineage analyze KIND [options]; `hf-lineage analyze KIND --help` lists KIND's options.")
     analysis_cli.build_parser(analyze_parser)
     analyze_parser.set_defaults(func=_analyze)
+    quantize_parser = commands.add_parser(
+        "quantize", help="dynamic int8 copy of a saved model's Linear and LSTM layers (CPU inference)",
+        description="hf-lineage quantize MODEL_DIR OUTPUT_DIR: the lineage model saved in MODEL_DIR with its "
+                    "Linear and LSTM layers quantized to int8 (dynamic), saved with its tokenizer to OUTPUT_DIR; "
+                    "load it with hf_lineage.compression.quantization.load_quantized. See docs/quantization.md.")
+    quantize_parser.add_argument("model_dir", help="a folder a lineage model was saved to (save_pretrained)")
+    quantize_parser.add_argument("output_dir", help="where the quantized model goes (must not exist or be empty)")
+    quantize_parser.add_argument("--modules", nargs="+", choices=["Linear", "LSTM"], default=["Linear", "LSTM"],
+                                 help="layer types to quantize (default: both)")
+    quantize_parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUTPUT_DIR")
+    quantize_parser.set_defaults(func=_quantize)
     return parser
+
+
+def _quantize(args) -> int:
+    from .compression.quantization import quantize_folder
+
+    try:
+        out = quantize_folder(args.model_dir, args.output_dir, kinds=tuple(args.modules), overwrite=args.overwrite)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"hf-lineage quantize: error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
 
 
 def _analyze(args) -> int:
