@@ -623,3 +623,34 @@ def test_pre_split_words_are_encoded_as_in_running_text(family):
     assert encoding["input_ids"][0] == running
     if family == "gpt":
         assert tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])[1] == "Ġcat"
+
+
+@pytest.mark.parametrize("trainer_class", [classification.ClassificationTrainer, labeling.LabelingTrainer,
+                                           generation.GenerationTrainer])
+def test_predictions_keep_the_inputs_order_when_training_batches_are_grouped_by_length(trainer_class, tmp_path):
+    """transformers 5 groups evaluation batches by length as well under train_sampling_strategy="group_by_length",
+    and predict() returns them in that order; the recipes write one prediction per input row, so they must not."""
+    from datasets import Dataset
+
+    class LengthModel(torch.nn.Module):  # predicts each input's length: the predictions' order shows in their values
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, input_ids, attention_mask, labels=None):
+            logits = attention_mask.sum(dim=1, keepdim=True).float() * self.scale
+            return {"loss": (logits - labels[:, None]).pow(2).mean(), "logits": logits}
+
+    lengths = [3, 9, 1, 7, 5, 2, 8, 4, 6, 10] * 5
+    dataset = Dataset.from_dict({"input_ids": [[1] * n for n in lengths], "labels": [float(n) for n in lengths]})
+
+    def pad(rows):
+        width = max(len(row["input_ids"]) for row in rows)
+        mask = torch.tensor([[1] * len(row["input_ids"]) + [0] * (width - len(row["input_ids"])) for row in rows])
+        return {"input_ids": mask.clone(), "attention_mask": mask, "labels": torch.tensor([r["labels"] for r in rows])}
+
+    args = transformers.Seq2SeqTrainingArguments(output_dir=str(tmp_path), train_sampling_strategy="group_by_length",
+                                                 per_device_eval_batch_size=4, report_to="none", use_cpu=True)
+    trainer = trainer_class(model=LengthModel(), args=args, data_collator=pad)
+    predicted = trainer.predict(dataset).predictions.reshape(-1).tolist()
+    assert predicted == [float(n) for n in lengths]

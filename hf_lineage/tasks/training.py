@@ -102,6 +102,18 @@ class RecipeTrainerMixin:
 
     card_info: dict | None = None
 
+    def _get_eval_sampler(self, eval_dataset):
+        """Evaluation and prediction read the data in its own order. transformers 5 groups evaluation batches by
+        length too when ``train_sampling_strategy="group_by_length"``, and ``trainer.predict`` then returns its
+        predictions in that shuffled order: every prediction file a recipe writes (one row per input, in the input's
+        order) would pair inputs with other inputs' predictions, silently."""
+        if self.args.train_sampling_strategy != "group_by_length" or eval_dataset is None:
+            return super()._get_eval_sampler(eval_dataset)
+        from torch.utils.data import SequentialSampler
+
+        # What Trainer itself does without grouping: sequential in one process, accelerate's sharding in several.
+        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
+
     def _set_signature_columns_if_needed(self):
         super()._set_signature_columns_if_needed()
         names = getattr(self.processing_class, "model_input_names", None) or []
