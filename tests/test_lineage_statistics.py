@@ -73,6 +73,36 @@ def test_pair_overlap_features_generalize_to_unseen_words():
     assert predictions == [r["label"] for r in validation]
 
 
+def test_the_second_sentence_only_baseline_finds_a_cue_in_one_sentence_and_nothing_in_a_relation():
+    from hf_lineage.lineage.scoring import BASELINES
+
+    rng = random.Random(2)
+    vocabulary = [f"w{i}" for i in range(30)]
+    partial = {name: predict for name, _, predict in BASELINES["sentence_pairs"]}[B.SECOND_SENTENCE_ONLY]
+
+    def accuracy(rows_train, rows_validation):
+        predictions = partial(rows_train, rows_validation, 0)
+        return np.mean([p == r["label"] for p, r in zip(predictions, rows_validation)])
+
+    def relation(count):  # the label is whether the sentences share their words: invisible in one sentence
+        rows = []
+        for i in range(count):
+            first = rng.sample(vocabulary, 4)
+            second = rng.sample(first, 4) if i % 2 == 0 else rng.sample([w for w in vocabulary if w not in first], 4)
+            rows.append({"sentence1": " ".join(first), "sentence2": " ".join(second),
+                         "label": "same" if i % 2 == 0 else "different"})
+        return rows
+
+    def cue(count):  # an annotation artefact: every "different" second sentence says "not"
+        return [{**r, "sentence2": r["sentence2"] + (" not" if r["label"] == "different" else "")}
+                for r in relation(count)]
+
+    assert accuracy(cue(120), cue(60)) == 1.0
+    assert accuracy(relation(120), relation(200)) < 0.62
+    assert B.second_sentence_only([{"sentence1": "a", "sentence2": "b", "label": "x"}]) == [
+        {"sentence": "b", "label": "x"}]
+
+
 def test_mr_parsing_and_groups():
     assert B.parse_mr("name [ The Eagle ] , eatType [ coffee shop ] , customer rating [ 5 out of 5 ]") == {
         "name": "The Eagle", "eatType": "coffee shop", "customer rating": "5 out of 5"}

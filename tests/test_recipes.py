@@ -221,6 +221,34 @@ def test_sentence_pairs(family, checkpoints, data, tmp_path):
         assert tokenizer.convert_tokens_to_ids("<e>") != tokenizer.unk_token_id
 
 
+@pytest.mark.parametrize("family", ["bert", "word2vec"])
+def test_partial_input_trains_and_predicts_on_the_second_sentence_alone(family, checkpoints, data, tmp_path):
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForSequenceClassification)
+    out = str(tmp_path / "mrpc-second")
+    results = classification.main(["--model_name_or_path", base, "--train_file", data["mrpc_train"],
+                                   "--validation_file", data["mrpc_valid"], "--test_file", data["mrpc_valid"],
+                                   "--partial_input", "second", "--output_dir", out, *COMMON], pairs=True)
+    assert 0.0 <= results["predict_accuracy"] <= 1.0
+    rows = [row.split("\t") for row in _lines(os.path.join(out, "predictions.tsv"))]
+    assert rows[0] == ["index", "sentence", "label", "prediction"]
+    validation = [row.split("\t") for row in _lines(data["mrpc_valid"])]
+    second = validation[0].index("#2 String")
+    assert [row[1] for row in rows[1:]] == [row[second] for row in validation[1:]]
+    assert "second sentence of each pair only" in open(os.path.join(out, "README.md")).read()
+
+
+def test_partial_input_is_refused_outside_sentence_pairs(checkpoints, data, tmp_path, capsys):
+    base = _checkpoint(checkpoints, "bert", transformers.AutoModelForSequenceClassification)
+    arguments = ["--model_name_or_path", base, "--train_file", data["mrpc_train"], *COMMON]
+    code = run_cli(lambda argv: classification.main([*arguments, "--partial_input", "second", "--output_dir",
+                                                str(tmp_path / "single")], pairs=False))
+    assert code != 0 and "for sentence pairs" in capsys.readouterr().err
+    assert not (tmp_path / "single").exists()
+    code = run_cli(lambda argv: classification.main([*arguments, "--partial_input", "both", "--output_dir",
+                                                str(tmp_path / "both")], pairs=True))
+    assert code != 0 and "--partial_input must be 'first' or 'second'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("family", ALL_FAMILIES)
 def test_generation(family, checkpoints, data, tmp_path):
     auto_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM

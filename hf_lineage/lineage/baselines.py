@@ -252,6 +252,17 @@ def bag_of_words_logistic_regression(train_rows, validation_rows, task: str, see
     return [str(p) for p in model.predict(X_val)] if len(validation_rows) else []
 
 
+# A partial-input baseline (Poliak et al. 2018; Gururangan et al. 2018): a pair task's labels predicted from its second
+# sentence alone. It is a trained model, not a counting baseline.
+SECOND_SENTENCE_ONLY = "bag-of-words, second sentence only"
+TRAINED_BASELINES = ("bag-of-words logistic regression", SECOND_SENTENCE_ONLY)
+
+
+def second_sentence_only(rows) -> list[dict]:
+    """Pair rows as single-sentence rows of their second sentence (the label kept)."""
+    return [{"sentence": r["sentence2"], **({"label": r["label"]} if "label" in r else {})} for r in rows]
+
+
 # --------------------------------------------------------------------------- generation
 
 _SLOT = re.compile(r"(?:^|,)\s*([^,\[\]]+?)\s*\[\s*([^\]]*?)\s*\]")  # slot names may have spaces

@@ -109,6 +109,11 @@ BASELINES = {
          lambda train, validation, seed: baselines.majority_class(train, validation, "pairs")),
         ("bag-of-words logistic regression", "each sentence's word n-grams plus their shared words and overlap",
          lambda train, validation, seed: baselines.bag_of_words_logistic_regression(train, validation, "pairs", seed)),
+        (baselines.SECOND_SENTENCE_ONLY, "the classification bag-of-words model on the second sentence alone: a "
+         "partial-input check (Poliak et al. 2018); far above the majority class, the labels leak through one sentence",
+         lambda train, validation, seed: baselines.bag_of_words_logistic_regression(
+             baselines.second_sentence_only(train), baselines.second_sentence_only(validation), "classification",
+             seed)),
     ],
     "generation": [
         ("nearest-MR retrieval", "the first training reference of the training MR sharing most slot values, its "

@@ -114,6 +114,13 @@ class DataTrainingArguments:
                           "[u, v, |u-v|, u*v], as the static-vector families and ELMo always read pairs). Default: "
                           "the model config's (cross)."},
     )
+    partial_input: Optional[str] = field(
+        default=None,
+        metadata={"help": "sentence pairs: train and evaluate on one sentence of each pair only, 'first' or 'second' "
+                          "(a partial-input baseline, Poliak et al. 2018; Gururangan et al. 2018). Far above the "
+                          "majority class, the labels can be read from one sentence: the data has a cue, and a pair "
+                          "model's score does not show it compares the sentences."},
+    )
     max_seq_length: int = field(default=128, metadata={"help": "Longest input in tokens (labeling, classification)."})
     max_source_length: int = field(default=128, metadata={"help": "generation: longest input in tokens."})
     max_target_length: int = field(
@@ -138,6 +145,8 @@ class DataTrainingArguments:
             raise ValueError(f"--pair_task must be 'entailment' or 'similarity', got {self.pair_task!r}")
         if self.pair_encoding not in (None, *PAIR_ENCODINGS):
             raise ValueError(f"--pair_encoding must be one of {', '.join(PAIR_ENCODINGS)}, got {self.pair_encoding!r}")
+        if self.partial_input not in (None, "first", "second"):
+            raise ValueError(f"--partial_input must be 'first' or 'second', got {self.partial_input!r}")
         for name in ("max_seq_length", "max_source_length", "max_target_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name} must be a positive integer, got {getattr(self, name)}")

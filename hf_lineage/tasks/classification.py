@@ -49,7 +49,7 @@ from transformers import (
 from .. import metrics as lineage_metrics
 from ..data.gpt_tasks import DataCollatorForGPTTasks, add_gpt_task_tokens, set_gpt_task_template
 from .arguments import check_actions, parse_arguments
-from .data import build_label_maps, load_splits
+from .data import Split, build_label_maps, load_splits
 from .training import (
     RecipeTrainerMixin,
     card_data,
@@ -95,6 +95,13 @@ def pair_encoding_override(config, pair_encoding: str | None) -> dict:
 
 def uses_gpt_transformations(config) -> bool:
     return config.model_type == "lineage-gpt"
+
+
+def one_sentence_of_each_pair(split: Split, which: str) -> Split:
+    """A pair split as single sentences: ``which`` ("first" or "second") of each pair, under ``sentence``."""
+    keep, drop = ("sentence1", "sentence2") if which == "first" else ("sentence2", "sentence1")
+    dataset = split.dataset.remove_columns(drop).rename_column(keep, "sentence")
+    return Split(dataset=dataset, source=f"{split.source} ({which} sentence only)")
 
 
 def encode_batch(examples, tokenizer, label2id, max_length, pairs):
@@ -155,7 +162,13 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
     set_seed(training_args.seed)
 
     # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
+    if data_args.partial_input and not pairs:
+        raise ValueError("--partial_input keeps one sentence of each pair: it is for sentence pairs "
+                         "(recipes/sentence_pairs.py)")
     splits = load_splits(task, data_args, training_args)
+    if data_args.partial_input:
+        splits = {name: one_sentence_of_each_pair(split, data_args.partial_input) for name, split in splits.items()}
+        pairs = False  # from here on, single sentences
     config = load_config(model_args)
     path = model_args.model_name_or_path
     require_auto_class(config, AutoModelForSequenceClassification, task, path)
@@ -206,6 +219,8 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
         callbacks=callbacks,
     )
     settings = {"max_seq_length": max_length, "freeze_base": model_args.freeze_base, "labels": " ".join(labels)}
+    if data_args.partial_input:
+        settings["partial_input"] = f"{data_args.partial_input} sentence of each pair only"
     if gpt and pairs:
         settings["pair_task"] = pair_task
     trainer.card_info = {"base_model": path, "model_type": config.model_type, "task": task,
