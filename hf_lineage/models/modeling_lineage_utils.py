@@ -196,9 +196,11 @@ class _VocabularyCrossEntropy(torch.autograd.Function):
     backward pass, zeros for the NLL gradient and the log-softmax gradient (plus a float32 copy of bf16 logits
     under autocast); for a language model's (B·T, vocabulary) logits those are the largest tensors of a training
     step. Here the forward keeps only a log-sum-exp per row and the backward writes softmax − one-hot straight
-    into the one gradient tensor it returns."""
+    into the one gradient tensor it returns, a block of rows at a time: each block (1 MB of float32) stays in the
+    CPU's cache between the fused softmax and the scaling, where whole-tensor passes would each go to memory
+    (``benchmarks/bench_vocabulary_loss.py``)."""
 
-    ROW_BLOCK_ELEMENTS = 2**21  # 8 MB of float32 per block: stays in cache and in the allocator's reused memory
+    ROW_BLOCK_ELEMENTS = 2**18
 
     @staticmethod
     def forward(ctx, logits, labels, divisor):
@@ -210,23 +212,26 @@ class _VocabularyCrossEntropy(torch.autograd.Function):
         for s in range(0, N, rows):
             lse[s : s + rows] = torch.logsumexp(logits[s : s + rows].float(), dim=-1)
         picked = logits.gather(1, target[:, None]).squeeze(1).float()  # logit of the right token, (N,)
-        ctx.save_for_backward(logits, target, valid, lse, torch.as_tensor(divisor, device=logits.device))
+        ctx.save_for_backward(logits, target, valid, torch.as_tensor(divisor, device=logits.device))
         return ((lse - picked) * valid).sum() / divisor
 
     @staticmethod
     def backward(ctx, grad_loss):
-        logits, target, valid, lse, divisor = ctx.saved_tensors
+        logits, target, valid, divisor = ctx.saved_tensors
         N, V = logits.shape
         rows = max(1, _VocabularyCrossEntropy.ROW_BLOCK_ELEMENTS // V)
         scale = (grad_loss / divisor) * valid  # (N,): 0 for ignored rows
         grad = torch.empty_like(logits)
+        in_place = grad.dtype == torch.float32
         for s in range(0, N, rows):
-            # softmax of the block, computed in the gradient's own memory when that is float32 already
-            out = grad[s : s + rows] if grad.dtype == torch.float32 else None
-            p = torch.sub(logits[s : s + rows].float(), lse[s : s + rows, None], out=out).exp_()  # (rows, V)
-            p[torch.arange(p.shape[0], device=p.device), target[s : s + rows]] -= 1
+            block = logits[s : s + rows]
+            if in_place:  # the softmax written into the gradient's own rows
+                p = torch.ops.aten._softmax.out(block, -1, False, out=grad[s : s + rows])
+            else:
+                p = torch.softmax(block, dim=-1, dtype=torch.float32)  # (rows, V)
             p.mul_(scale[s : s + rows, None])
-            if out is None:
+            p[torch.arange(p.shape[0], device=p.device), target[s : s + rows]] -= scale[s : s + rows]
+            if not in_place:
                 grad[s : s + rows] = p
         return grad, None, None
 
@@ -256,6 +261,16 @@ def sequence_classification_loss(config, logits, labels):
             raise ValueError(f"labels contain {int(labels.max())}, but the model has num_labels={config.num_labels}")
         return cross_entropy(logits, labels.view(-1))
     return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
+
+
+def span_loss(start_logits, end_logits, start_positions, end_positions):
+    """Extractive QA's loss as transformers' BertForQuestionAnswering computes it: the mean of the start and end
+    cross-entropies over (B, T) logits. Positions outside the (truncated) input are clamped to T and ignored."""
+    T = start_logits.size(1)
+    start = start_positions.view(-1).clamp(0, T)
+    end = end_positions.view(-1).clamp(0, T)
+    return (F.cross_entropy(start_logits.float(), start, ignore_index=T)
+            + F.cross_entropy(end_logits.float(), end, ignore_index=T)) / 2
 
 
 ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
