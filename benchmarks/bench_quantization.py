@@ -207,13 +207,14 @@ def bench_width(family: str, work: Path, label: str, sizes, args) -> dict:
 
 
 def family_table(rows) -> str:
-    lines = ["| family | parameters | size float → int8 (MB) | size ratio | latency b1 float → int8 (ms) | speed-up b1 "
-             "| latency b32 float → int8 (ms) | speed-up b32 | dev accuracy float → int8 | change (points) "
+    lines = ["| family | parameters | size float → int8 (MB) | size ratio | latency b1 float → int8 (ms) "
+             "| speed-up b1 | latency b32 float → int8 (ms) | speed-up b32 | dev accuracy float → int8 | change (points) "
              "| same prediction |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
-            f"| {r['family']} | {r['parameters'] / 1e6:.2f} M | {r['float_bytes'] / 1e6:.2f} → {r['int8_bytes'] / 1e6:.2f} "
+            f"| {r['family']} | {r['parameters'] / 1e6:.2f} M "
+            f"| {r['float_bytes'] / 1e6:.2f} → {r['int8_bytes'] / 1e6:.2f} "
             f"| {r['float_bytes'] / r['int8_bytes']:.2f}× | {r['float_ms_b1']:.2f} → {r['int8_ms_b1']:.2f} "
             f"| {r['float_ms_b1'] / r['int8_ms_b1']:.2f}× | {r['float_ms_b32']:.1f} → {r['int8_ms_b32']:.1f} "
             f"| {r['float_ms_b32'] / r['int8_ms_b32']:.2f}× | {r['float_accuracy']:.3f} → {r['int8_accuracy']:.3f} "

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 # Importing anything of hf_lineage runs the package root, which registers the families with the Auto classes.
 
+import copy
 import json
 import os
 import shutil
@@ -149,8 +150,9 @@ def lineage_model_type(path) -> str:
         raise ValueError(f"{config_file} is not a valid config.json: {error}") from error
     known = {family_classes(family)[0].model_type for family in FAMILIES}
     if model_type not in known:
-        raise ValueError(f"{str(path)!r} holds a {model_type!r} model, not an hf_lineage one ({', '.join(sorted(known))})"
-                         "; quantize other models in memory with quantize_dynamic_int8(model)")
+        raise ValueError(f"{str(path)!r} holds a {model_type!r} model, not an hf_lineage one "
+                         f"({', '.join(sorted(known))}); quantize other models in memory with "
+                         "quantize_dynamic_int8(model)")
     return model_type
 
 
@@ -181,8 +183,6 @@ def quantize_dynamic_int8(model_or_path, kinds=KINDS, inplace: bool = False) -> 
     """A dynamic int8 copy of a model (or of the lineage model saved in a folder): its ``nn.Linear`` and ``nn.LSTM``
     layers (``kinds``) replaced by PyTorch's dynamic quantized ones, on the CPU, in eval mode. The model passed in is
     left as it was unless ``inplace``. Raises ValueError when nothing in the model can be quantized."""
-    import copy
-
     if isinstance(model_or_path, (str, os.PathLike)):
         model, inplace = load_float_model(model_or_path), True
     elif isinstance(model_or_path, nn.Module):
@@ -227,11 +227,13 @@ def save_quantized(model: nn.Module, output_dir, tokenizer=None, overwrite: bool
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
+        config = copy.deepcopy(config)  # the model's own config is left as it was
         config.architectures = [type(model).__name__]
         config.save_pretrained(staging)
         with _quiet_deprecations():
             torch.save(model.state_dict(), staging / WEIGHTS_FILE)
-        info = {"format": FORMAT, "format_version": FORMAT_VERSION, "method": "dynamic int8 (torch.ao quantize_dynamic)",
+        info = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                "method": "dynamic int8 (torch.ao quantize_dynamic)",
                 "architecture": type(model).__name__, "modules": modules, "torch_version": torch.__version__,
                 "engine": torch.backends.quantized.engine}
         (staging / QUANTIZATION_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
