@@ -300,6 +300,34 @@ def test_the_recipe_distils_a_bert_classifier_into_fewer_layers_with_augmentatio
     assert "bert-layers:1" in (out / "README.md").read_text()
 
 
+def test_the_recipe_distils_sentence_pairs_into_a_word2vec_bilstm_that_reads_both_sentences(tmp_path, data, word2vec,
+                                                                                             wordpiece_tokenizer):
+    teacher = save_teacher(tmp_path / "teacher", LineageBertForSequenceClassification, wordpiece_tokenizer, ["0", "1"])
+    augmentation = tmp_path / "pairs.txt"
+    augmentation.write_text("a cheap place\tan inexpensive place\nkid friendly\tnot for children\n")
+    out = tmp_path / "out"
+    distill_task.run(*distill_task.parse_arguments(
+        ["--task", "sentence_pairs", "--teacher_model_name_or_path", teacher, "--student", f"bilstm:{word2vec}",
+         "--train_file", data["mrpc_train"], "--validation_file", data["mrpc_valid"], "--augmentation_file",
+         str(augmentation), "--output_dir", str(out), *COMMON]))
+    summary = json.loads((out / "distillation.json").read_text())
+    assert summary["augmentation_examples"] == 2 and 0 <= summary["student_eval"]["accuracy"] <= 1
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    student = AutoModelForSequenceClassification.from_pretrained(out)
+    assert student.config.model_type == "lineage-word2vec" and student.config.id2label == {0: "0", 1: "1"}
+    # the student reads a pair as two segments (what its head splits into u and v), as the teacher does
+    import datasets
+
+    pairs = datasets.Dataset.from_dict({"sentence1": ["a cheap place"], "sentence2": ["an inexpensive place"]})
+    for folder in (out, teacher):
+        encoded, _ = distill_task.encode(pairs, "sentence_pairs", AutoConfig.from_pretrained(folder),
+                                         AutoTokenizer.from_pretrained(folder), 64, {"0": 0, "1": 1}, "pairs")
+        assert 0 in encoded["token_type_ids"][0] and 1 in encoded["token_type_ids"][0]
+    with pytest.raises(ValueError, match="two tab-separated"):
+        distill_task.read_augmentation(str(tmp_path / "out" / "README.md"), "sentence_pairs", None)
+
+
 def test_the_recipe_distils_a_bert_tagger_into_a_word2vec_bilstm_across_tokenizers(tmp_path, data, word2vec):
     from hf_lineage.data.readers import read_conllu
     from hf_lineage.tokenization import train_wordpiece_tokenizer
