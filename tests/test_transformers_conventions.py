@@ -89,7 +89,7 @@ BERT_CASES = [f"bert:{h}" for h in ("Model", "ForPreTraining", "ForMaskedLM", "F
                                     "ForNextSentencePrediction", "ForSequenceClassification",
                                     "ForTokenClassification", "ForMultipleChoice", "ForQuestionAnswering")]
 GPT_CASES = [f"gpt:{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
-                                  "ForTokenClassification")]
+                                  "ForTokenClassification", "ForQuestionAnswering")]
 CASES = BERT_CASES + GPT_CASES
 TRAINABLE = [c for c in CASES if not c.endswith(":Model")]
 LM_CASES = ["bert:ForPreTraining", "bert:ForMaskedLM", "bert:ForCausalLM", "gpt:ForCausalLM"]

@@ -10,14 +10,15 @@ modules, so ``evaluate.load(path)`` works offline and in CI::
 
 Shipped: ``accuracy``, ``f1`` (binary, or macro/micro/weighted averages over any number of classes), ``seqeval``
 (entity precision/recall/F1 over IOB/IOB2 tags, plus token accuracy), ``sacrebleu`` (corpus BLEU) and ``rouge``
-(ROUGE-1/2/L/Lsum F-measures). seqeval, sacreBLEU and rouge_score do the scoring, as in the Hub's modules.
+(ROUGE-1/2/L/Lsum F-measures) and ``squad`` (exact match and F1 of extractive answers, SQuAD v1.1 / v2.0). seqeval,
+sacreBLEU and rouge_score do the scoring, as in the Hub's modules.
 """
 
 from pathlib import Path
 
 import evaluate
 
-METRICS = ("accuracy", "f1", "seqeval", "sacrebleu", "rouge")
+METRICS = ("accuracy", "f1", "seqeval", "sacrebleu", "rouge", "squad")
 
 
 def path(name: str) -> str:

@@ -25,7 +25,7 @@ TRANSFORMERS_KEYS = frozenset({
     "pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "decoder_start_token_id", "use_cache",
     "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "finetuning_task", "tokenizer_class",
     "prefix", "task_specific_params", "gradient_checkpointing", "rope_scaling", "rope_theta", "rope_parameters",
-    "quantization_config",
+    "quantization_config", "custom_pipelines",
 })
 
 

@@ -42,6 +42,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_elmo import LineageElmoConfig
 from .modeling_lineage_static import (
+    StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
     StaticVectorsTaskModel,
@@ -66,6 +67,7 @@ AUTO_CLASSES = {
     "AutoModelForCausalLM": "LineageElmoForCausalLM",
     "AutoModelForTokenClassification": "LineageElmoForTokenClassification",
     "AutoModelForSequenceClassification": "LineageElmoForSequenceClassification",
+    "AutoModelForQuestionAnswering": "LineageElmoForQuestionAnswering",
 }
 
 
@@ -895,6 +897,12 @@ class LineageElmoForSequenceClassification(LineageElmoTaskModel, StaticVectorsFo
                                            LineageElmoPreTrainedModel):
     """Scalar mix → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``: each
     sentence encoded on its own, classified from ``[u, v, |u − v|, u * v]``)."""
+
+
+class LineageElmoForQuestionAnswering(LineageElmoTaskModel, StaticVectorsForQuestionAnswering,
+                                      LineageElmoPreTrainedModel):
+    """Scalar mix of the biLM's layers over ``<S> question </S> <S> passage </S>`` → BiLSTM → start/end logits
+    (extractive QA; ``token_type_ids`` mark the passage). The biLM is frozen unless ``freeze_bilm=False``."""
 
 
 __all__ = ["LineageElmoPreTrainedModel", "LineageElmoModelOutput", "LineageElmoPreTrainingOutput",

@@ -25,7 +25,11 @@ from transformers.activations import ACT2FN
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.generation import GenerationMixin
 from transformers.modeling_layers import GradientCheckpointingLayer
-from transformers.modeling_outputs import BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions
+from transformers.modeling_outputs import (
+    BaseModelOutputWithPastAndCrossAttentions,
+    CausalLMOutputWithCrossAttentions,
+    QuestionAnsweringModelOutput,
+)
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_gpt import LineageGPTConfig
@@ -47,6 +51,7 @@ from .modeling_lineage_utils import (
     pruned_head_index,
     pruned_linear,
     sequence_classification_loss,
+    span_loss,
     tuple_or_dict,
     vocabulary_cross_entropy,
     with_cache,
@@ -60,6 +65,7 @@ AUTO_CLASSES = {
     "AutoModelForSequenceClassification": "LineageGPTForSequenceClassification",
     "AutoModelForMultipleChoice": "LineageGPTForMultipleChoice",
     "AutoModelForTokenClassification": "LineageGPTForTokenClassification",
+    "AutoModelForQuestionAnswering": "LineageGPTForQuestionAnswering",
 }
 
 
@@ -662,4 +668,44 @@ class LineageGPTForTokenClassification(LineageGPTForFineTuning):
         return tuple_or_dict(output, return_dict, self.config)
 
 
-__all__ = ["LineageGPTPreTrainedModel", "LineageGPTTaskOutput", *dict.fromkeys(AUTO_CLASSES.values())]
+@dataclass
+class LineageGPTQuestionAnsweringOutput(QuestionAnsweringModelOutput):
+    """transformers' ``QuestionAnsweringModelOutput`` plus the auxiliary LM loss (see ``LineageGPTTaskOutput``)."""
+
+    lm_loss: torch.Tensor | None = None
+
+
+class LineageGPTForQuestionAnswering(LineageGPTForFineTuning):
+    """Extractive QA (SQuAD) in the paper's style of input transformation: ``<s> question $ passage <e>``, start and
+    end logits from a linear layer on every final state (``qa_outputs``, as transformers' BertForQuestionAnswering).
+
+    The model is causal, so the question must come first: then every passage token's state has read the question.
+    ``start_positions`` / ``end_positions`` (B,) give the loss of transformers' QA heads (mean of the two
+    cross-entropies, positions outside the input ignored) plus λ · the auxiliary LM loss (section 3.2)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.qa_outputs = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, start_positions=None, end_positions=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        outputs = self.transformer(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, use_cache=False,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        hidden_states = outputs.last_hidden_state  # (B, T, C)
+        start_logits, end_logits = self.qa_outputs(self.dropout(hidden_states)).unbind(dim=-1)  # (B, T) each
+        task_loss = None
+        if start_positions is not None and end_positions is not None:
+            task_loss = span_loss(start_logits, end_logits, start_positions, end_positions)
+        loss, lm_loss = self._loss(task_loss, hidden_states, input_ids, attention_mask)
+        output = LineageGPTQuestionAnsweringOutput(
+            loss=loss, start_logits=start_logits, end_logits=end_logits, hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions, lm_loss=lm_loss)
+        return tuple_or_dict(output, return_dict, self.config)
+
+
+__all__ = ["LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageGPTQuestionAnsweringOutput",
+           *dict.fromkeys(AUTO_CLASSES.values())]

@@ -30,6 +30,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_nnlm import LineageNNLMConfig
 from .modeling_lineage_static import (
+    StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
     init_task_weights,
@@ -49,6 +50,7 @@ AUTO_CLASSES = {
     "AutoModelForCausalLM": "LineageNNLMForCausalLM",
     "AutoModelForTokenClassification": "LineageNNLMForTokenClassification",
     "AutoModelForSequenceClassification": "LineageNNLMForSequenceClassification",
+    "AutoModelForQuestionAnswering": "LineageNNLMForQuestionAnswering",
 }
 
 
@@ -248,6 +250,12 @@ class LineageNNLMForTokenClassification(StaticVectorsForTokenClassification, Lin
 
 class LineageNNLMForSequenceClassification(StaticVectorsForSequenceClassification, LineageNNLMPreTrainedModel):
     """Table C → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``)."""
+
+    base_model_class = LineageNNLMModel
+
+
+class LineageNNLMForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageNNLMPreTrainedModel):
+    """Table C → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageNNLMModel
 

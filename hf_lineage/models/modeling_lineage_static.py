@@ -44,6 +44,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import (
     CausalLMOutput,
     CausalLMOutputWithPast,
+    QuestionAnsweringModelOutput,
     SequenceClassifierOutput,
     TokenClassifierOutput,
 )
@@ -55,6 +56,7 @@ from .modeling_lineage_utils import (
     cross_entropy,
     pair_features,
     sequence_classification_loss,
+    span_loss,
     tuple_or_dict,
     with_cache,
 )
@@ -339,6 +341,48 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
             logits = self.classifier(self.dropout(self._sentence_vector(features, mask)))  # (B, num_labels)
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
         return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+
+
+class StaticVectorsForQuestionAnswering(StaticVectorsTaskModel):
+    """Extractive QA (SQuAD): a span head over the family's features. The question and the passage come as one
+    sequence (``tokenizer(question, passage, return_token_type_ids=True)``: ``token_type_ids`` 0 for the question,
+    1 for the passage); the task encoder (a BiLSTM by default) reads the whole of it, so each passage state has seen
+    the question, and the question's states are max-pooled to q. Each position's start and end logits come from
+    ``qa_outputs`` on ``[h_t, q, h_t * q]`` — the product is the cheapest way to let a position score its match
+    with the question (BiDAF, Seo et al. 2017, builds its attention on it). Without ``token_type_ids`` q pools the
+    whole sequence.
+
+    ``start_positions`` / ``end_positions`` (B,) give transformers' QA loss (mean of the start and end
+    cross-entropies, positions outside the input ignored); logits are (B, T) as transformers' QA heads return."""
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._build_task_model(config)
+        self.dropout = nn.Dropout(config.task_dropout)
+        self.qa_outputs = nn.Linear(3 * self.encoder.output_size, 2)
+        self.post_init()
+        self._apply_freezing()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, start_positions=None,
+                end_positions=None, return_dict=None, **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        question = mask
+        if token_type_ids is not None:
+            if token_type_ids.shape != input_ids.shape:
+                raise ValueError(f"token_type_ids has shape {tuple(token_type_ids.shape)}, "
+                                 f"input_ids {tuple(input_ids.shape)}")
+            question = mask & ~token_type_ids.bool()
+        q = max_pool(states, question)[:, None].expand_as(states)  # (B, T, H)
+        logits = self.qa_outputs(self.dropout(torch.cat([states, q, states * q], dim=-1)))  # (B, T, 2)
+        start_logits, end_logits = logits.unbind(dim=-1)
+        loss = None
+        if start_positions is not None and end_positions is not None:
+            loss = span_loss(start_logits, end_logits, start_positions, end_positions)
+        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel):

@@ -22,6 +22,7 @@ from transformers.modeling_outputs import BaseModelOutput
 from .configuration_lineage_svd import LineageSvdConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
+    StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
     init_task_weights,
@@ -36,6 +37,7 @@ AUTO_CLASSES = {
     "AutoModelForPreTraining": "LineageSvdModel",
     "AutoModelForTokenClassification": "LineageSvdForTokenClassification",
     "AutoModelForSequenceClassification": "LineageSvdForSequenceClassification",
+    "AutoModelForQuestionAnswering": "LineageSvdForQuestionAnswering",
     "AutoModelForCausalLM": "LineageSvdForCausalLM",
 }
 
@@ -120,6 +122,12 @@ class LineageSvdForSequenceClassification(StaticVectorsForSequenceClassification
 class LineageSvdForCausalLM(StaticVectorsForCausalLM, LineageSvdPreTrainedModel, GenerationMixin):
     """Word vectors → left-to-right LSTM → softmax over the vocabulary: the count-based vectors have no language
     model of their own, so this is how they serve generation tasks."""
+
+    base_model_class = LineageSvdModel
+
+
+class LineageSvdForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageSvdPreTrainedModel):
+    """SVD vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageSvdModel
 

@@ -34,6 +34,7 @@ from transformers.utils import ModelOutput
 from .configuration_lineage_word2vec import LineageWord2VecConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
+    StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
     init_task_weights,
@@ -46,6 +47,7 @@ AUTO_CLASSES = {
     "AutoModelForPreTraining": "LineageWord2VecForPreTraining",
     "AutoModelForTokenClassification": "LineageWord2VecForTokenClassification",
     "AutoModelForSequenceClassification": "LineageWord2VecForSequenceClassification",
+    "AutoModelForQuestionAnswering": "LineageWord2VecForQuestionAnswering",
     "AutoModelForCausalLM": "LineageWord2VecForCausalLM",
 }
 
@@ -233,6 +235,12 @@ class LineageWord2VecForSequenceClassification(StaticVectorsForSequenceClassific
 class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
     """Word vectors → left-to-right LSTM → softmax over the vocabulary: word2vec has no language model of its own,
     so this is how its vectors serve generation tasks."""
+
+    base_model_class = LineageWord2VecModel
+
+
+class LineageWord2VecForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageWord2VecPreTrainedModel):
+    """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageWord2VecModel
 

@@ -26,6 +26,7 @@ TASK_NAMES = {
     "classification": "classification",
     "sentence_pairs": "sentence-pair classification",
     "generation": "generation",
+    "question_answering": "extractive question answering",
 }
 
 
