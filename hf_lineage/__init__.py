@@ -12,7 +12,7 @@ __version__ = "0.1.0.dev0"
 
 from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
-from .registry import FAMILIES, register_all
+from .registry import FAMILIES, AutoModelForIntentAndSlots, intent_and_slots_model_class, register_all
 from .contextual import ContextualVectors
 from .objectives.svd import train_svd
 from .objectives.word2vec_cpu import train_word2vec
@@ -20,4 +20,5 @@ from .vectors import WordVectors
 
 register_all()
 
-__all__ = ["ContextualVectors", "FAMILIES", "WordVectors", "register_all", "train_svd", "train_word2vec", *_models_all]
+__all__ = ["AutoModelForIntentAndSlots", "ContextualVectors", "FAMILIES", "WordVectors", "intent_and_slots_model_class",
+           "register_all", "train_svd", "train_word2vec", *_models_all]

@@ -41,7 +41,7 @@ def _families(args) -> int:
 
 
 def _finetune(args) -> int:
-    from .tasks import classification, generation, labeling
+    from .tasks import classification, generation, intent_and_slots, labeling
     from .tasks.arguments import run_cli
 
     main = {
@@ -49,6 +49,7 @@ def _finetune(args) -> int:
         "classification": classification.main,
         "sentence_pairs": lambda argv: classification.main(argv, pairs=True),
         "generation": generation.main,
+        "intent_and_slots": intent_and_slots.main,
     }[args.task]
     return run_cli(main, args.recipe_args)
 
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]. "
                     "`hf-lineage finetune TASK --help` lists the recipe's options.")
     finetune_parser.add_argument("task", choices=["sequence_labeling", "classification", "sentence_pairs",
-                                                  "generation"])
+                                                  "generation", "intent_and_slots"])
     finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
                                  help="the recipe's options")
     finetune_parser.set_defaults(func=_finetune)

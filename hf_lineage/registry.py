@@ -6,9 +6,11 @@ it writes ``auto_map``, so adding a family is one line in ``FAMILIES``.
 """
 
 import importlib
+from collections import OrderedDict
 
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
+from transformers.models.auto.auto_factory import _BaseAutoModelClass, _LazyAutoMapping
 
 # family name -> (configuration module, config class name, modeling module)
 FAMILIES = {
@@ -25,6 +27,30 @@ FAMILIES = {
 TOKENIZERS = {
     "elmo": ("tokenization_lineage_elmo", "LineageElmoTokenizer"),
 }
+
+
+class AutoModelForIntentAndSlots(_BaseAutoModelClass):
+    """The Auto class of the joint intent-classification and slot-filling heads (``<Family>ForIntentAndSlots``),
+    which transformers has no Auto class for: ``from_pretrained`` / ``from_config`` build the family's class, as
+    transformers' own Auto classes do, for every lineage family (each modeling module's ``LINEAGE_AUTO_CLASSES``).
+
+    A saved head's ``config.json`` names its class under this name in ``auto_map``, and its modeling files are
+    saved with it, so without hf_lineage ``transformers.dynamic_module_utils.get_class_from_dynamic_module(
+    config.auto_map["AutoModelForIntentAndSlots"], folder)`` gives the class (trust_remote_code)."""
+
+    _model_mapping = _LazyAutoMapping(OrderedDict(), OrderedDict())
+
+
+# hf_lineage's own Auto classes, by the names the modeling modules' LINEAGE_AUTO_CLASSES tables use.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": AutoModelForIntentAndSlots}
+
+
+def intent_and_slots_model_class(config):
+    """The ``*ForIntentAndSlots`` class of a config's family (a ValueError for a config of another library)."""
+    if type(config) not in AutoModelForIntentAndSlots._model_mapping:
+        raise ValueError(f"{type(config).__name__} ({getattr(config, 'model_type', '?')}) is not a lineage family: no "
+                         "joint intent-and-slots head")
+    return AutoModelForIntentAndSlots._model_mapping[type(config)]
 
 
 def family_classes(family: str):
@@ -45,6 +71,12 @@ def register_family(family: str) -> None:
         getattr(transformers, auto_name).register(config_class, model_class, exist_ok=True)
         # Marks the class as custom code so save_pretrained copies the modeling files next to the weights.
         model_class.register_for_auto_class(auto_name)
+    for auto_name, class_name in getattr(modeling, "LINEAGE_AUTO_CLASSES", {}).items():
+        model_class = getattr(modeling, class_name)
+        LINEAGE_AUTO_CLASSES[auto_name].register(config_class, model_class, exist_ok=True)
+        # register_for_auto_class accepts only transformers' own names; save_pretrained reads this attribute to
+        # copy the modeling files and name the class in auto_map.
+        model_class._auto_class = auto_name
     if family in TOKENIZERS:
         module_name, class_name = TOKENIZERS[family]
         tokenizer_class = getattr(importlib.import_module(f"hf_lineage.models.{module_name}"), class_name)

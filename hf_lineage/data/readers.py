@@ -15,6 +15,9 @@ any other name, by content                  CoNLL-U; CoNLL-2003 (``-DOCSTART-`` 
                                             e.g. ``train.txt``); TREC (``COARSE:fine question`` lines,
                                             ``train_5500.label``; ``trec_labels="coarse"|"fine"``)
 ``PREFIX`` with ``languages=("de", "en")``  parallel text ``PREFIX.de`` / ``PREFIX.en`` (Multi30k)
+a folder of ``seq.in``, ``seq.out``,        intent and slots (``read_intent_and_slots``; ATIS / SNIPS as Goo et
+``label``; ``.jsonl`` of ``words``,         al. 2018 and JointBERT ship them, or JSON lines) → ``words``,
+``slots``, ``intent``                       ``slots``, ``intent``
 ==========================================  ====================================================================
 
 Each returns a ``datasets.Dataset`` whose columns are the ones transformers' example scripts use — ``tokens`` and
@@ -340,3 +343,96 @@ def read_file(path, conllu_column: str = "upos", conll_tag_column: int = 3, trec
         path, None, f"unknown format {suffix or name!r}, and the first lines are not CoNLL-2003, CoNLL-U or TREC: "
                     "expected .conll/eng.* (CoNLL-2003), .conllu, .tsv (GLUE), .csv (E2E or a table), .json/.jsonl, "
                     "or a parallel-text prefix with --source_lang/--target_lang")
+
+
+# --- joint intent classification and slot filling ----------------------------------------------------------------
+
+# The files of the folder format of Goo et al. (2018) and JointBERT's ATIS / SNIPS copies, line-aligned: utterance
+# words, their BIO slot tags, the intent.
+INTENT_AND_SLOTS_FILES = ("seq.in", "seq.out", "label")
+
+
+def read_intent_and_slots_folder(path) -> datasets.Dataset:
+    """ATIS / SNIPS as Goo et al. (2018) and JointBERT ship them: a folder (or its ``seq.in``) holding the
+    line-aligned files ``seq.in`` (the words of one utterance per line, space-separated), ``seq.out`` (a BIO tag per
+    word) and ``label`` (the intent) → ``words``, ``slots``, ``intent``. Different line counts or a line whose
+    word and tag counts differ raise ``DataFormatError`` naming the file and line."""
+    folder = Path(path).parent if Path(path).name == "seq.in" else Path(path)
+    missing = [name for name in INTENT_AND_SLOTS_FILES if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: no {', '.join(missing)} (an intent-and-slots folder holds "
+                                f"{', '.join(INTENT_AND_SLOTS_FILES)}, line-aligned)")
+    words, tags, intents = ([line for _, line in _lines(folder / name)] for name in INTENT_AND_SLOTS_FILES)
+    for name, lines in (("seq.out", tags), ("label", intents)):
+        if len(lines) != len(words):
+            raise DataFormatError(folder / name, None, f"{len(lines)} lines, but {folder / 'seq.in'} has "
+                                                       f"{len(words)}; the files must be line-aligned")
+    rows = []
+    for number, (utterance, tagging, intent) in enumerate(zip(words, tags, intents), start=1):
+        rows.append(_intent_and_slots_row(utterance.split(), tagging.split(), intent.strip(), number,
+                                          folder / "seq.in", folder / "seq.out", folder / "label"))
+    return _dataset(rows, folder / "seq.in", "utterances")
+
+
+def read_intent_and_slots_jsonl(path) -> datasets.Dataset:
+    """One ``{"words": [...], "slots": [...], "intent": "..."}`` per line → ``words``, ``slots``, ``intent``
+    (``tokens`` / ``tags`` are read as ``words`` / ``slots``; ``slots`` and ``intent`` may be missing from every
+    line of a file to predict on). A malformed line, or one whose word and tag counts differ, raises
+    ``DataFormatError`` naming the file and line."""
+    import json
+
+    rows = []
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(path, number, f"not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(path, number, "expected an object {\"words\": [...], \"slots\": [...], "
+                                                "\"intent\": ...}")
+        words = record.get("words", record.get("tokens"))
+        tags = record.get("slots", record.get("tags"))
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            raise DataFormatError(path, number, "'words' must be a non-empty list of strings")
+        if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
+            raise DataFormatError(path, number, "'slots' must be a list of strings (one BIO tag per word)")
+        intent = record.get("intent")
+        if intent is not None and not isinstance(intent, str):
+            raise DataFormatError(path, number, f"'intent' must be a string, got {intent!r}")
+        rows.append(_intent_and_slots_row(words, tags, intent, number, path, path, path))
+    has = {key: [row[key] is not None for row in rows] for key in ("slots", "intent")}
+    for key, present in has.items():
+        if any(present) and not all(present):
+            number = present.index(False) + 1
+            raise DataFormatError(path, None, f"utterance {number} has no {key!r}, others have: give it on every "
+                                              "line or on none")
+        if not any(present):
+            for row in rows:
+                del row[key]
+    return _dataset(rows, path, "utterances")
+
+
+def _intent_and_slots_row(words, tags, intent, number, words_path, tags_path, intent_path) -> dict:
+    if not words:
+        raise DataFormatError(words_path, number, "an empty utterance")
+    if tags is not None and len(tags) != len(words):
+        raise DataFormatError(tags_path, number, f"{len(tags)} slot tags for {len(words)} words")
+    if intent is not None and not intent:
+        raise DataFormatError(intent_path, number, "no intent")
+    return {"words": list(words), "slots": None if tags is None else list(tags), "intent": intent}
+
+
+def read_intent_and_slots(path) -> datasets.Dataset:
+    """Intent-and-slots data in either format: a folder or ``seq.in`` file (Goo et al. 2018 / JointBERT), or a
+    ``.json``/``.jsonl`` file of ``{"words", "slots", "intent"}`` lines."""
+    if os.path.isdir(path) or Path(path).name == "seq.in":
+        return read_intent_and_slots_folder(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if Path(path).suffix.lower() in (".json", ".jsonl"):
+        return read_intent_and_slots_jsonl(path)
+    raise DataFormatError(path, None, "not an intent-and-slots file: expected a folder holding seq.in, seq.out and "
+                                      "label (ATIS / SNIPS as Goo et al. 2018 ship them) or a .jsonl file of "
+                                      "{\"words\", \"slots\", \"intent\"} lines")

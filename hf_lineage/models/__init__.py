@@ -58,3 +58,16 @@ from .modeling_lineage_utils import LSTMStateCache
 from .tokenization_lineage_elmo import LineageElmoTokenizer
 
 __all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForQuestionAnswering", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageNNLMConfig", "LineageNNLMForCausalLM", "LineageNNLMModel", "LineageNNLMModelOutput", "LineageNNLMPreTrainedModel", "LineageWord2VecConfig", "LineageWord2VecForPreTraining", "LineageWord2VecModel", "LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", "LineageElmoConfig", "LineageElmoForCausalLM", "LineageElmoForPreTraining", "LineageElmoModel", "LineageElmoModelOutput", "LineageElmoPreTrainedModel", "LineageElmoPreTrainingOutput", "LineageElmoTokenizer", "LineageSvdConfig", "LineageSvdModel", "LineageSvdPreTrainedModel", "LSTMStateCache"]
+
+# Joint intent classification and slot filling, every family (hf_lineage.AutoModelForIntentAndSlots picks by config).
+from .modeling_lineage_bert import LineageBertForIntentAndSlots  # noqa: E402
+from .modeling_lineage_elmo import LineageElmoForIntentAndSlots  # noqa: E402
+from .modeling_lineage_gpt import LineageGPTForIntentAndSlots  # noqa: E402
+from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput  # noqa: E402
+from .modeling_lineage_nnlm import LineageNNLMForIntentAndSlots  # noqa: E402
+from .modeling_lineage_svd import LineageSvdForIntentAndSlots  # noqa: E402
+from .modeling_lineage_word2vec import LineageWord2VecForIntentAndSlots  # noqa: E402
+
+__all__ += ["IntentAndSlotsOutput", "LineageBertForIntentAndSlots", "LineageElmoForIntentAndSlots",
+            "LineageGPTForIntentAndSlots", "LineageNNLMForIntentAndSlots", "LineageSvdForIntentAndSlots",
+            "LineageWord2VecForIntentAndSlots"]

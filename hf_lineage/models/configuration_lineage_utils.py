@@ -29,6 +29,12 @@ TRANSFORMERS_KEYS = frozenset({
 })
 
 
+# Keys of the joint intent-classification and slot-filling heads (``*ForIntentAndSlots``), which every family has:
+# ``intent_labels``, the intent names in id order (the slot tags are the usual ``id2label``), and
+# ``slot_loss_weight``, the weight of the slot loss in their sum (default 1). Stored like transformers' own keys.
+INTENT_AND_SLOTS_KEYS = frozenset({"intent_labels", "slot_loss_weight"})
+
+
 def _generation_keys() -> set[str]:
     # Generation settings that old configs carry; PreTrainedConfig drops them on load (private API: guarded).
     try:
@@ -43,7 +49,7 @@ def check_known_kwargs(config, kwargs: dict) -> None:
     ``__post_init__``, where ``kwargs`` are the arguments that matched no field."""
     config_class = config if isinstance(config, type) else type(config)
     known = sorted(f.name for f in fields(config_class))
-    unknown = sorted(set(kwargs) - set(known) - TRANSFORMERS_KEYS - _generation_keys())
+    unknown = sorted(set(kwargs) - set(known) - TRANSFORMERS_KEYS - INTENT_AND_SLOTS_KEYS - _generation_keys())
     if not unknown:
         return
     hints = []

@@ -33,6 +33,7 @@ from transformers.modeling_outputs import (
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_bert import LineageBertConfig
+from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     attention,
@@ -67,6 +68,10 @@ AUTO_CLASSES = {
     "AutoModelForMultipleChoice": "LineageBertForMultipleChoice",
     "AutoModelForQuestionAnswering": "LineageBertForQuestionAnswering",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageBertForIntentAndSlots"}
 
 
 class LineageBertEmbeddings(nn.Module):
@@ -792,4 +797,49 @@ class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
         return tuple_or_dict(output, return_dict, self.config)
 
 
-__all__ = ["LineageBertPreTrainedModel", *AUTO_CLASSES.values()]
+class LineageBertForIntentAndSlots(LineageBertPreTrainedModel):
+    """Joint intent classification and slot filling (Chen, Zhuo & Wang 2019): the intent from the pooled [CLS]
+    state, a slot tag from every token's final state (label a word's first sub-token, -100 on the others, as the
+    paper does), trained on intent CE + ``config.slot_loss_weight`` · slot CE.
+
+    ``config.intent_labels`` names the intents (``intent_logits`` (B, len(intent_labels))); the slot tags are
+    ``config.id2label`` (``slot_logits`` (B, T, num_labels)).
+
+    Example::
+
+        >>> model = hf_lineage.AutoModelForIntentAndSlots.from_pretrained("ft/bert-atis")  # doctest: +SKIP
+        >>> out = model(**tokenizer(["show flights to boston"], return_tensors="pt"))  # doctest: +SKIP
+        >>> model.config.intent_labels[out.intent_logits.argmax(-1)[0]]  # doctest: +SKIP
+        'atis_flight'
+    """
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.intent_names = intent_labels_of(config)
+        self.bert = LineageBertModel(config)
+        self.dropout = classifier_dropout(config)
+        self.intent_classifier = nn.Linear(config.hidden_size, len(self.intent_names))
+        self.slot_classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, intent_labels=None, slot_labels=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        intent_logits = self.intent_classifier(self.dropout(outputs.pooler_output))  # (B, num_intents)
+        slot_logits = self.slot_classifier(self.dropout(outputs.last_hidden_state))  # (B, T, num_labels)
+        loss, intent_loss, slot_loss = intent_and_slots_loss(self.config, intent_logits, slot_logits, intent_labels,
+                                                             slot_labels)
+        output = IntentAndSlotsOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
+                                      intent_loss=intent_loss, slot_loss=slot_loss,
+                                      hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return tuple_or_dict(output, return_dict, self.config)
+
+
+__all__ = ["LineageBertPreTrainedModel", *AUTO_CLASSES.values(), "LineageBertForIntentAndSlots"]

@@ -42,6 +42,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_elmo import LineageElmoConfig
 from .modeling_lineage_static import (
+    StaticVectorsForIntentAndSlots,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -69,6 +70,10 @@ AUTO_CLASSES = {
     "AutoModelForSequenceClassification": "LineageElmoForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageElmoForQuestionAnswering",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageElmoForIntentAndSlots"}
 
 
 def init_as(module, weight, bias=0.0):
@@ -899,11 +904,18 @@ class LineageElmoForSequenceClassification(LineageElmoTaskModel, StaticVectorsFo
     sentence encoded on its own, classified from ``[u, v, |u − v|, u * v]``)."""
 
 
+
 class LineageElmoForQuestionAnswering(LineageElmoTaskModel, StaticVectorsForQuestionAnswering,
                                       LineageElmoPreTrainedModel):
     """Scalar mix of the biLM's layers over ``<S> question </S> <S> passage </S>`` → BiLSTM → start/end logits
     (extractive QA; ``token_type_ids`` mark the passage). The biLM is frozen unless ``freeze_bilm=False``."""
 
 
+class LineageElmoForIntentAndSlots(LineageElmoTaskModel, StaticVectorsForIntentAndSlots, LineageElmoPreTrainedModel):
+    """Joint intent classification and slot filling: scalar mix → BiLSTM → an intent (max-pooled states) and a
+    slot tag per word, trained on the sum of both losses. The biLM is frozen unless ``freeze_bilm=False``."""
+
+
 __all__ = ["LineageElmoPreTrainedModel", "LineageElmoModelOutput", "LineageElmoPreTrainingOutput",
-           "LineageElmoTaskModel", *dict.fromkeys(AUTO_CLASSES.values())]
+           "LineageElmoTaskModel", *dict.fromkeys(AUTO_CLASSES.values()),
+           "LineageElmoForIntentAndSlots"]

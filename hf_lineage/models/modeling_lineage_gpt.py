@@ -33,6 +33,7 @@ from transformers.modeling_outputs import (
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_gpt import LineageGPTConfig
+from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     attention,
@@ -67,6 +68,10 @@ AUTO_CLASSES = {
     "AutoModelForTokenClassification": "LineageGPTForTokenClassification",
     "AutoModelForQuestionAnswering": "LineageGPTForQuestionAnswering",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageGPTForIntentAndSlots"}
 
 
 class LineageGPTAttention(nn.Module):
@@ -707,5 +712,42 @@ class LineageGPTForQuestionAnswering(LineageGPTForFineTuning):
         return tuple_or_dict(output, return_dict, self.config)
 
 
+class LineageGPTForIntentAndSlots(LineageGPTForFineTuning):
+    """Joint intent classification and slot filling (Chen et al. 2019's recipe on GPT's fine-tuning heads): the
+    intent from the final state of the extract token ``<e>`` (the last real token: the only one that has read the
+    whole utterance), a slot tag from every token's final state, trained on intent CE + ``config.slot_loss_weight``
+    · slot CE, plus the auxiliary LM loss (``lm_loss_weight``) as GPT's other heads.
+
+    The model is causal: label each word at its *last* sub-token (the first has not seen the rest of the word) and
+    give the others -100. ``config.intent_labels`` names the intents; the slot tags are ``config.id2label``."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.intent_names = intent_labels_of(config)
+        self.intent_classifier = nn.Linear(config.hidden_size, len(self.intent_names))
+        self.slot_classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                inputs_embeds=None, intent_labels=None, slot_labels=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None, **kwargs):
+        outputs = self.transformer(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, use_cache=False,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        hidden_states = outputs.last_hidden_state  # (B, T, C)
+        pooled = self._extract(hidden_states, input_ids, attention_mask)  # (B, C): <e>
+        intent_logits = self.intent_classifier(self.dropout(pooled))  # (B, num_intents)
+        slot_logits = self.slot_classifier(self.dropout(hidden_states))  # (B, T, num_labels)
+        task_loss, intent_loss, slot_loss = intent_and_slots_loss(self.config, intent_logits, slot_logits,
+                                                                  intent_labels, slot_labels)
+        loss, lm_loss = self._loss(task_loss, hidden_states, input_ids, attention_mask)
+        output = IntentAndSlotsOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
+                                      intent_loss=intent_loss, slot_loss=slot_loss, lm_loss=lm_loss,
+                                      hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return tuple_or_dict(output, return_dict, self.config)
+
+
 __all__ = ["LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageGPTQuestionAnsweringOutput",
-           *dict.fromkeys(AUTO_CLASSES.values())]
+           *dict.fromkeys(AUTO_CLASSES.values()), "LineageGPTForIntentAndSlots"]

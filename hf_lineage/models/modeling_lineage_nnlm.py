@@ -30,6 +30,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_nnlm import LineageNNLMConfig
 from .modeling_lineage_static import (
+    StaticVectorsForIntentAndSlots,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -52,6 +53,10 @@ AUTO_CLASSES = {
     "AutoModelForSequenceClassification": "LineageNNLMForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageNNLMForQuestionAnswering",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageNNLMForIntentAndSlots"}
 
 
 @dataclass
@@ -254,10 +259,19 @@ class LineageNNLMForSequenceClassification(StaticVectorsForSequenceClassificatio
     base_model_class = LineageNNLMModel
 
 
+
 class LineageNNLMForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageNNLMPreTrainedModel):
     """Table C → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageNNLMModel
 
 
-__all__ = ["LineageNNLMPreTrainedModel", "LineageNNLMModelOutput", *dict.fromkeys(AUTO_CLASSES.values())]
+class LineageNNLMForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageNNLMPreTrainedModel):
+    """Word features (table C) → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word,
+    trained on the sum of both losses (joint intent classification and slot filling)."""
+
+    base_model_class = LineageNNLMModel
+
+
+__all__ = ["LineageNNLMPreTrainedModel", "LineageNNLMModelOutput", *dict.fromkeys(AUTO_CLASSES.values()),
+           "LineageNNLMForIntentAndSlots"]

@@ -12,6 +12,8 @@ and the same two heads serve every such family:
 * ``StaticVectorsForSequenceClassification``: a label per sentence, or per sentence pair when ``token_type_ids``
   mark a second segment. Each sentence is encoded on its own and the classifier sees ``[u, v, |u − v|, u * v]``
   (Conneau et al., 2017, InferSent), the usual way to compare two sentences encoded by a recurrent model;
+* ``StaticVectorsForIntentAndSlots``: an intent per utterance and a slot tag per token, one encoder for both
+  (joint intent classification and slot filling);
 * ``StaticVectorsForCausalLM``: generation for a family that has no language model of its own (word2vec): the
   vectors under a left-to-right LSTM language model (the ``task_*`` sizes; always unidirectional).
 
@@ -49,6 +51,7 @@ from transformers.modeling_outputs import (
     TokenClassifierOutput,
 )
 
+from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
     LSTMStateCache,
     LSTMStateGenerationMixin,
@@ -382,6 +385,44 @@ class StaticVectorsForQuestionAnswering(StaticVectorsTaskModel):
         if start_positions is not None and end_positions is not None:
             loss = span_loss(start_logits, end_logits, start_positions, end_positions)
         output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits)
+        return tuple_or_dict(output, return_dict, self.config)
+
+
+class StaticVectorsForIntentAndSlots(StaticVectorsTaskModel):
+    """Joint intent classification and slot filling (Chen et al. 2019, with the task encoder in BERT's place, as
+    the recurrent joint models before it: Liu & Lane 2016): features → task encoder, then
+
+    * slots: each token's state → linear → ``slot_logits`` (B, T, ``num_labels``), as the token classifier;
+    * intent: max over the utterance's states (as the sentence classifier) → dropout → linear → ``intent_logits``
+      (B, ``len(config.intent_labels)``).
+
+    ``intent_labels`` (B,) and ``slot_labels`` (B, T, -100 where no tag) give ``loss`` = intent CE +
+    ``config.slot_loss_weight`` · slot CE (``modeling_lineage_intent_and_slots``)."""
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.intent_names = intent_labels_of(config)
+        self._build_task_model(config)
+        self.dropout = nn.Dropout(config.task_dropout)
+        self.intent_classifier = nn.Linear(self.encoder.output_size, len(self.intent_names))
+        self.slot_classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+        self.post_init()
+        self._apply_freezing()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, intent_labels=None, slot_labels=None,
+                return_dict=None, **kwargs):
+        kwargs.pop("num_items_in_batch", None)
+        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        slot_logits = self.slot_classifier(states)  # (B, T, num_labels)
+        intent_logits = self.intent_classifier(self.dropout(max_pool(states, mask)))  # (B, num_intents)
+        loss, intent_loss, slot_loss = intent_and_slots_loss(self.config, intent_logits, slot_logits, intent_labels,
+                                                             slot_labels)
+        output = IntentAndSlotsOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
+                                      intent_loss=intent_loss, slot_loss=slot_loss)
         return tuple_or_dict(output, return_dict, self.config)
 
 

@@ -22,6 +22,7 @@ from transformers.modeling_outputs import BaseModelOutput
 from .configuration_lineage_svd import LineageSvdConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
+    StaticVectorsForIntentAndSlots,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -40,6 +41,10 @@ AUTO_CLASSES = {
     "AutoModelForQuestionAnswering": "LineageSvdForQuestionAnswering",
     "AutoModelForCausalLM": "LineageSvdForCausalLM",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageSvdForIntentAndSlots"}
 
 
 class LineageSvdPreTrainedModel(LineagePreTrainedModel):
@@ -126,10 +131,19 @@ class LineageSvdForCausalLM(StaticVectorsForCausalLM, LineageSvdPreTrainedModel,
     base_model_class = LineageSvdModel
 
 
+
 class LineageSvdForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageSvdPreTrainedModel):
     """SVD vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageSvdModel
 
 
-__all__ = ["LineageSvdPreTrainedModel", *dict.fromkeys(AUTO_CLASSES.values())]
+class LineageSvdForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageSvdPreTrainedModel):
+    """Word vectors → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word, trained on the
+    sum of both losses (joint intent classification and slot filling)."""
+
+    base_model_class = LineageSvdModel
+
+
+__all__ = ["LineageSvdPreTrainedModel", *dict.fromkeys(AUTO_CLASSES.values()),
+           "LineageSvdForIntentAndSlots"]

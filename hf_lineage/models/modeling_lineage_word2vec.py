@@ -34,6 +34,7 @@ from transformers.utils import ModelOutput
 from .configuration_lineage_word2vec import LineageWord2VecConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
+    StaticVectorsForIntentAndSlots,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -50,6 +51,10 @@ AUTO_CLASSES = {
     "AutoModelForQuestionAnswering": "LineageWord2VecForQuestionAnswering",
     "AutoModelForCausalLM": "LineageWord2VecForCausalLM",
 }
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageWord2VecForIntentAndSlots"}
 
 
 class LineageWord2VecPreTrainedModel(LineagePreTrainedModel):
@@ -239,10 +244,19 @@ class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTra
     base_model_class = LineageWord2VecModel
 
 
+
 class LineageWord2VecForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageWord2VecPreTrainedModel):
     """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageWord2VecModel
 
 
-__all__ = ["LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", *dict.fromkeys(AUTO_CLASSES.values())]
+class LineageWord2VecForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageWord2VecPreTrainedModel):
+    """Word vectors → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word, trained on the
+    sum of both losses (joint intent classification and slot filling)."""
+
+    base_model_class = LineageWord2VecModel
+
+
+__all__ = ["LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", *dict.fromkeys(AUTO_CLASSES.values()),
+           "LineageWord2VecForIntentAndSlots"]
