@@ -21,7 +21,8 @@ def families_table(width: int = 100) -> str:
     for family in FAMILIES:
         config_class, modeling = family_classes(family)
         rows.append((family, config_class.model_type, ", ".join(config_class.named_sizes)))
-        classes.append(", ".join(dict.fromkeys(modeling.AUTO_CLASSES.values())))
+        own = getattr(modeling, "LINEAGE_AUTO_CLASSES", {})  # hf_lineage's own Auto classes (intent and slots)
+        classes.append(", ".join(dict.fromkeys([*modeling.AUTO_CLASSES.values(), *own.values()])))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     indent = " " * (widths[0] + 2)
     lines = []
