@@ -251,6 +251,7 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
     [
         (lambda c, d: ["bert", "--train-file", str(d / "missing.txt")], "missing.txt: no such file"),
         (lambda c, d: ["bert", "--train-file", str(d / "empty.txt")], "empty.txt is empty"),
+        (lambda c, d: ["bert", "--train-file", str(d / "blank.txt")], "blank.txt is empty"),  # longer than one read
         (lambda c, d: ["bart", "--train-file", c["train"]], "Unknown family 'bart'"),
         (lambda c, d: ["bert", "--config", "huge", "--train-file", c["train"]], "Unknown bert config 'huge'"),
         (lambda c, d: ["bert", "--train-file", str(d / "headings.txt"), "--tokenizer", c["tokenizer"]],
@@ -262,6 +263,7 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
 def test_bad_input_fails_early_with_a_clear_message_and_writes_nothing(corpus, tmp_path, capsys, make_args,
                                                                        message):
     (tmp_path / "empty.txt").write_text("\n\n")
+    (tmp_path / "blank.txt").write_text(" \n" * 100_000)
     (tmp_path / "headings.txt").write_text(" = First = \n\n = Second = \n")  # WikiText with only headings
     out = tmp_path / "out"
     assert main([*make_args(corpus, tmp_path), "--output-dir", str(out), "--report-to", "none"]) == 2
@@ -331,3 +333,28 @@ def test_an_interrupted_final_save_leaves_nothing_that_looks_like_a_model(tmp_pa
     assert AutoModelForPreTraining.from_pretrained(tmp_path).config.vocab_size == len(wordpiece_tokenizer)
     assert "extra card text" in (tmp_path / "README.md").read_text()
     assert not any(p.name.endswith(".partial") for p in tmp_path.iterdir())
+
+
+def test_a_streamed_text_file_comes_back_whole_and_in_order_across_read_chunks(tmp_path, monkeypatch):
+    """Streams are read STREAM_CHUNK_BYTES at a time (flat memory as the corpus grows): lines that straddle a chunk
+    boundary must come back whole, none lost or repeated."""
+    from types import SimpleNamespace
+
+    from hf_lineage.data import examples
+
+    monkeypatch.setattr(examples, "STREAM_CHUNK_BYTES", 100)  # many chunks, most boundaries inside a line
+    lines = [f"line {i} " + "word " * (i % 17) for i in range(300)]
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 50 * examples.STREAM_CHUNK_BYTES
+    stream = examples.load_text(SimpleNamespace(dataset_name=None), [str(path)], "train", streaming=True)
+    assert [row["text"] for row in stream] == lines
+
+
+def test_a_corpus_is_checked_for_text_without_reading_it_whole(tmp_path):
+    from hf_lineage.engine.arguments import _has_text
+
+    blank = " \n\t" * 100_000  # several read chunks of whitespace
+    (tmp_path / "blank.txt").write_text(blank)
+    (tmp_path / "late.txt").write_text(blank + "word\n")
+    assert not _has_text(tmp_path / "blank.txt") and _has_text(tmp_path / "late.txt")
