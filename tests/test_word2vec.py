@@ -303,8 +303,24 @@ def xorshift(state):
     return state
 
 
-def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, table, config, alpha, seed):
-    """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers."""
+def shared_window_reference(syn0, syn1neg, context, outputs, table, alpha):
+    """pWord2Vec's step as NumPy matrix products: the context words' input vectors (c × d) against the outputs
+    (centre word first, label 1, then the noise words, label 0), both updated from their values before the step."""
+    inputs, outs = syn0[context].copy(), syn1neg[outputs].copy()
+    f = inputs @ outs.T
+    labels = np.zeros(len(outputs), dtype=np.float32)
+    labels[0] = 1
+    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 999)
+    sig = np.where(f > 6, 1.0, np.where(f < -6, 0.0, table[index]))
+    g = ((labels - sig) * alpha).astype(np.float32)
+    np.add.at(syn1neg, outputs, g.T @ inputs)
+    np.add.at(syn0, context, g @ outs)
+
+
+def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, table, config, alpha, seed,
+                    shared=False):
+    """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers;
+    ``shared``: skip-gram's negative sampling as pWord2Vec's matrix products, noise words drawn once per window."""
     ids, alias, thresholds = noise
     state = (seed | 1) & M64
     for _ in range(4):
@@ -353,7 +369,19 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
             b = (rand32() >> 32) % config.window
             context = [j for j in range(max(0, i - config.window + b), min(len(sentence), i + config.window + 1 - b))
                        if j != i]
-            if config.architecture == "skipgram":
+            if config.architecture == "skipgram" and shared and config.negative:
+                if config.hs:
+                    for j in context:
+                        neu1e = np.zeros_like(syn0[0])
+                        negative, config.negative = config.negative, 0
+                        predict(syn0[sentence[j]].copy(), centre, neu1e)
+                        config.negative = negative
+                        syn0[sentence[j]] += neu1e
+                if context:
+                    noise_words = [noise_word() for _ in range(config.negative)]
+                    outputs = [centre] + [w for w in noise_words if w != centre]
+                    shared_window_reference(syn0, syn1neg, [sentence[j] for j in context], outputs, table, alpha)
+            elif config.architecture == "skipgram":
                 for j in context:
                     neu1e = np.zeros_like(syn0[0])
                     predict(syn0[sentence[j]].copy(), centre, neu1e)
@@ -368,9 +396,11 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
                     syn0[sentence[j]] += neu1e
 
 
-@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+@pytest.mark.parametrize("architecture, shared", [("skipgram", False), ("cbow", False), ("skipgram", True)])
 @pytest.mark.parametrize("negative, hs", [(3, False), (0, True), (2, True)])
-def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, negative, hs):
+def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, shared, negative, hs):
+    """Both kernels against plain loops: word2vec.c's pair by pair, and (``shared``) pWord2Vec's shared noise words
+    per window as NumPy matrix products, same random numbers (subsampling, windows, noise words)."""
     from hf_lineage.fast.word2vec_cpu import exp_table, train_sentences
 
     config = tiny(architecture=architecture, negative=negative, hs=hs, window=3, sample=1e-2)
@@ -393,11 +423,86 @@ def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, n
     # min_alpha = alpha: a constant learning rate, so the plain loop need not track the decay
     train_sentences(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, syn1, *tables, table,
                     architecture == "skipgram", True, config.window, negative, hs,
-                    np.float32(0.05), np.float32(0.05), 0.0, 1e9, 99)
-    reference_train(corpus, starts, *expected, keep, noise, tree, table, config, np.float32(0.05), 99)
+                    np.float32(0.05), np.float32(0.05), 0.0, 1e9, 99, shared)
+    reference_train(corpus, starts, *expected, keep, noise, tree, table, config, np.float32(0.05), 99, shared)
     for ours, reference in zip((syn0, syn1neg, syn1), expected):
         np.testing.assert_allclose(ours, reference, rtol=1e-4, atol=1e-6)
     assert np.abs(syn0 - initial).max() > 1e-3  # it did train
+
+
+def test_shared_negatives_window_step_is_the_matrix_products():
+    """One hand-made window: the kernel's step equals the NumPy products with the noise words it draws (known from
+    the same generator), a draw equal to the centre word dropped, repeated noise words both applied."""
+    from hf_lineage.fast.word2vec_cpu import _skipgram_shared_window, exp_table
+
+    d, negative, centre = 8, 6, 5
+    rng = np.random.default_rng(3)
+    syn0 = rng.normal(0, 0.6, (10, d)).astype(np.float32)
+    syn1neg = rng.normal(0, 0.6, (10, d)).astype(np.float32)
+    noise = alias_table(np.array([0, 0, 0, 0, 0, 0.4, 0, 0.3, 0.2, 0.1]))
+
+    def outputs_of(seed):  # the draws the kernel makes from state seed | 1, a draw equal to the centre dropped
+        return [centre] + [int(w) for w in draw_noise_words(*noise, negative, seed) if w != centre]
+
+    # a seed whose draws include the centre word (dropped) and a repeated noise word (applied twice)
+    seed = next(s for s in range(1, 500) if 2 < len(outputs_of(s)) < negative + 1
+                and len(set(outputs_of(s))) < len(outputs_of(s)))
+    outputs = outputs_of(seed)
+    syn1neg[outputs[-1]] = 8 * syn0[4] / (syn0[4] @ syn0[4])  # a product past 6: a clipped gradient
+    sentence = np.array([4, 6, 5, 9, 4], dtype=np.int32)  # context word 4 twice
+    context = [4, 6, 9, 4]
+    table = exp_table()
+    assert np.abs(syn0[context] @ syn1neg[outputs].T).max() > 6
+    expected0, expected1 = syn0.copy(), syn1neg.copy()
+    shared_window_reference(expected0, expected1, context, outputs, table, np.float32(0.1))
+    before = syn0.copy()
+    window = 2 * 3
+    _skipgram_shared_window(syn0, syn1neg, sentence, 0, 5, 2, centre, np.uint64(seed | 1), np.float32(0.1),
+                            np.empty(negative + 1, np.int32), np.empty((window, negative + 1), np.float32),
+                            np.empty((window, d), np.float32), d, negative, *noise, table)
+    np.testing.assert_allclose(syn0, expected0, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, expected1, rtol=1e-5, atol=1e-6)
+    assert np.abs(syn0 - before).max() > 1e-2
+    np.testing.assert_array_equal(syn0[[0, 1, 2, 3, 5, 7, 8]], before[[0, 1, 2, 3, 5, 7, 8]])  # only the context
+
+
+def planted_corpus(groups=8, size=4, sentences=1500, length=12, seed=0):
+    """Sentences each drawn from one group of ``size`` words (word g_k as "g{g}w{k}"): words of a group always
+    co-occur, words of different groups never do."""
+    rng = np.random.default_rng(seed)
+    return [[f"g{g}w{k}" for k in rng.integers(0, size, length)] for g in rng.integers(0, groups, sentences)]
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_both_kernels_recover_planted_co_occurrence_groups(shared):
+    corpus = planted_corpus()
+    model, tokenizer = train_word2vec(corpus, architecture="skipgram", vector_size=16, window=3, negative=5,
+                                      min_count=1, sample=0.0, epochs=3, workers=1, seed=1, shared_negatives=shared)
+    assert model.train_results["shared_negatives"] is shared
+    words = sorted({w for line in corpus for w in line})
+    ids = tokenizer.convert_tokens_to_ids(words)
+    x = model.word2vec.input_vectors.weight.detach().numpy()[ids]
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    cos = x @ x.T
+    np.fill_diagonal(cos, -2)
+    group = np.array([w.split("w")[0] for w in words])
+    neighbours = cos.argsort(1)[:, ::-1][:, :3]  # the 3 nearest: the rest of the word's group
+    assert (group[neighbours] == group[:, None]).all()
+    same = group[:, None] == group[None, :]
+    np.fill_diagonal(same, False)
+    assert cos[same].mean() > cos[~same & (cos > -2)].mean() + 0.5
+
+
+def test_shared_negatives_one_worker_is_deterministic_and_differs_from_classic(wikitext_lines):
+    def run(seed, shared=True):
+        model = train_word2vec(wikitext_lines[:300], workers=1, seed=seed, min_count=2, epochs=1, vector_size=20,
+                               architecture="skipgram", shared_negatives=shared)[0]
+        return model.word2vec.input_vectors.weight.detach().clone()
+
+    first = run(7)
+    assert torch.equal(first, run(7))
+    assert not torch.equal(first, run(8))
+    assert not torch.equal(first, run(7, shared=False))  # the flag reaches the kernel
 
 
 # --------------------------------------------------------------------------- the CPU trainer against gensim

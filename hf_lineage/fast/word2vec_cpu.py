@@ -17,6 +17,12 @@ What the kernel does per sentence is word2vec.c's ``TrainModelThread``:
 Where it departs from word2vec.c, for speed only: noise words are drawn with the alias method (two small tables,
 exact) instead of a 10⁸-entry table, and the random generator is xorshift64* (the C tool's is a 48-bit LCG).
 
+``shared_negatives=True`` (the default of ``hf_lineage.train_word2vec``) swaps step 3-4 for skip-gram with negative
+sampling for pWord2Vec's (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory", 2016/2019): the
+noise words are drawn once per centre word and shared by all its context words, so the window's updates are small
+matrix products (``_skipgram_shared_window``), ~2× the pair-by-pair kernel's speed at the same analogy and
+WordSim353 quality (docs/benchmarks.md). CBOW and hierarchical softmax train as word2vec.c does either way.
+
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
 (``hf_lineage.data.word2vec.sampling_tables``, their one home). Reading text, building the tokenizer, config and
 model, and saving are ``hf_lineage.train_word2vec`` (``hf_lineage.objectives.word2vec_cpu``); this module imports
@@ -123,13 +129,90 @@ def _predict(h, hr, target, state, alpha, neu1e, syn1neg, syn1, d, noise_ids, no
     return state
 
 
+@njit(nogil=True, fastmath=True, cache=True, inline="always")
+def _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, centre, state, alpha, outs, grad, dinp, d,
+                            negative, noise_ids, noise_alias, noise_thresholds, table):
+    """pWord2Vec's skip-gram step with negative sampling (Ji et al. 2016): one centre word's window as a small
+    matrix product. The ``c`` context words' input vectors (the rows ``syn0[sentence[j]]``, an implicit c × d
+    matrix) all predict the same outputs: the centre word (label 1) and ``negative`` noise words drawn *once* for
+    the window (label 0; a draw equal to the centre word is dropped, as the classic kernel skips it). So:
+
+        G      = (labels - σ(In · Outᵀ)) · alpha           (c × m, m = 1 + kept negatives; σ clipped as in C)
+        Out   += Gᵀ · In        In += G · Out               (both from the values before the step)
+
+    ``outs`` (ids), ``grad`` (c × m) and ``dinp`` (c × d) are the caller's scratch buffers. Returns the generator
+    state. The classic kernel does the same products one (context, output) pair at a time, with fresh negatives
+    for every context word and each update applied before the next pair reads the vectors."""
+    outs[0] = centre
+    m = 1
+    for _ in range(negative):
+        state = _next(state)
+        word = _draw_noise(state, noise_ids, noise_alias, noise_thresholds)
+        if word != centre:
+            outs[m] = word
+            m += 1
+    # G = (labels - σ(In · Outᵀ)) · alpha
+    c = 0
+    for j in range(lo, hi):
+        if j == i:
+            continue
+        l1 = sentence[j]
+        for s in range(m):
+            row = outs[s]
+            f = np.float32(0.0)
+            for k in range(d):
+                f += syn0[l1, k] * syn1neg[row, k]
+            label = np.float32(1.0) if s == 0 else np.float32(0.0)
+            if f > MAX_EXP:
+                grad[c, s] = (label - np.float32(1.0)) * alpha
+            elif f < -MAX_EXP:
+                grad[c, s] = label * alpha
+            else:
+                grad[c, s] = (label - _sigmoid(f, table)) * alpha
+        c += 1
+    # ΔIn = G · Out (before Out changes)
+    for r in range(c):
+        for k in range(d):
+            dinp[r, k] = 0.0
+        for s in range(m):
+            g = grad[r, s]
+            row = outs[s]
+            for k in range(d):
+                dinp[r, k] += g * syn1neg[row, k]
+    # Out += Gᵀ · In (In not changed yet)
+    for s in range(m):
+        row = outs[s]
+        r = 0
+        for j in range(lo, hi):
+            if j == i:
+                continue
+            g = grad[r, s]
+            l1 = sentence[j]
+            for k in range(d):
+                syn1neg[row, k] += g * syn0[l1, k]
+            r += 1
+    # In += ΔIn
+    r = 0
+    for j in range(lo, hi):
+        if j == i:
+            continue
+        l1 = sentence[j]
+        for k in range(d):
+            syn0[l1, k] += dinp[r, k]
+        r += 1
+    return state
+
+
 @njit(nogil=True, fastmath=True, cache=True)
 def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, noise_ids, noise_alias,
                     noise_thresholds, points, codes, lengths, table, skipgram, cbow_mean, window, negative, hs,
-                    alpha, min_alpha, words_before, total_words, seed):
+                    alpha, min_alpha, words_before, total_words, seed, shared_negatives=False):
     """Train on sentences ``first .. last - 1`` of ``corpus`` (token ids; sentence i is
     ``corpus[starts[i]:starts[i + 1]]``). Returns (effective words, raw words): words kept after subsampling, and
-    all words. The learning rate is recomputed every sentence from ``words_before`` + the words seen so far."""
+    all words. The learning rate is recomputed every sentence from ``words_before`` + the words seen so far.
+    ``shared_negatives`` (skip-gram with negative sampling only): one set of noise words per centre word's window
+    and the window's updates as small matrix products (``_skipgram_shared_window``); hierarchical softmax, if on,
+    is still done pair by pair before it."""
     d = syn0.shape[1]
     longest = 0
     for s in range(first, last):
@@ -137,6 +220,10 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
     sentence = np.empty(longest, dtype=np.int32)
     neu1 = np.empty((1, d), dtype=np.float32)  # CBOW's hidden vector, as row 0
     neu1e = np.empty(d, dtype=np.float32)
+    shared = shared_negatives and skipgram and negative > 0
+    outs = np.empty(negative + 1, dtype=np.int32)  # the shared kernel's scratch: output ids, G and ΔIn
+    grad = np.empty((2 * window, negative + 1), dtype=np.float32)
+    dinp = np.empty((2 * window, d), dtype=np.float32)
     state = np.uint64(seed) | np.uint64(1)  # xorshift state must not be 0
     for _ in range(4):
         state = _next(state)
@@ -165,7 +252,24 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
             b = int(((state * _MULT) >> _U32) % np.uint64(window))
             lo, hi = max(0, i - window + b), min(n, i + window + 1 - b)
             centre = sentence[i]
-            if skipgram:
+            if skipgram and shared:
+                # 3'. pWord2Vec: the window's context words against the centre word and shared noise words
+                if hs:
+                    for j in range(lo, hi):
+                        if j == i:
+                            continue
+                        l1 = sentence[j]
+                        for k in range(d):
+                            neu1e[k] = 0.0
+                        state = _predict(syn0, l1, centre, state, lr, neu1e, syn1neg, syn1, d, noise_ids,
+                                         noise_alias, noise_thresholds, points, codes, lengths, 0, hs, table)
+                        for k in range(d):
+                            syn0[l1, k] += neu1e[k]
+                if hi - lo > 1:
+                    state = _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, centre, state, lr, outs,
+                                                    grad, dinp, d, negative, noise_ids, noise_alias,
+                                                    noise_thresholds, table)
+            elif skipgram:
                 # 3. each context word's input vector predicts the centre word
                 for j in range(lo, hi):
                     if j == i:
@@ -235,12 +339,15 @@ def _jobs(starts: np.ndarray, words: int) -> list[tuple[int, int]]:
 def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, syn1neg: np.ndarray,
                   syn1: np.ndarray, tables, *, skipgram: bool, cbow_mean: bool, window: int, negative: int, hs: bool,
                   alpha: float, min_alpha: float, epochs: int, workers: int = 1, seed: int = 1,
-                  log_every: float = 10.0) -> dict:
+                  log_every: float = 10.0, shared_negatives: bool = False) -> dict:
     """Train the float32 matrices ``syn0`` (input vectors), ``syn1neg`` (output vectors) and ``syn1`` (inner-node
     vectors) in place, ``epochs`` passes over the sentences ``corpus_ids[starts[i]:starts[i + 1]]`` on ``workers``
     threads; returns the training numbers. ``tables``: the vocabulary's ``SamplingTables``, seven plain arrays in
     the order ``train_sentences`` takes them (keep, noise ids, aliases and thresholds, Huffman points, codes and
     lengths).
+    ``shared_negatives``: skip-gram with negative sampling trains each centre word's window as pWord2Vec does (one
+    set of noise words for the whole window, the updates as small matrix products; see ``_skipgram_shared_window``);
+    False is word2vec.c's pair-by-pair algorithm. CBOW and hierarchical softmax are the same either way.
     One worker and one seed give the same matrices every run; more workers race, as in the C tool."""
     table = exp_table()
     jobs = _jobs(starts, JOB_WORDS)
@@ -258,7 +365,7 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
         effective, _ = train_sentences(
             corpus_ids, starts, first, last, syn0, syn1neg, syn1, *tables, table, skipgram, cbow_mean, window,
             negative, hs, np.float32(alpha), np.float32(min_alpha), float(words_before), total_words,
-            (seed * 1_000_003 + epoch) * 1_000_033 + job_index,
+            (seed * 1_000_003 + epoch) * 1_000_033 + job_index, shared_negatives,
         )
         with lock:
             progress["effective"] += effective
@@ -278,7 +385,8 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
                         progress["effective"], progress["effective"] / (time.time() - started))
     runtime = max(time.time() - started, 1e-9)
     results = {
-        "backend": "cpu", "workers": workers, "epochs": epochs, "train_runtime": runtime,
+        "backend": "cpu", "shared_negatives": bool(shared_negatives), "workers": workers, "epochs": epochs,
+        "train_runtime": runtime,
         "raw_words": progress["raw"], "effective_words": progress["effective"],
         "words_per_second": progress["raw"] / runtime, "effective_words_per_second": progress["effective"] / runtime,
         "started": started,

@@ -29,6 +29,9 @@ from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY
 
+# Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
+SHARED_NEGATIVES_DEFAULT = True
+
 
 def _read_lines(corpus):
     """(files or None, a function returning an iterable of lines). ``corpus`` is a path, a list of paths, or an
@@ -91,7 +94,7 @@ def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) ->
 
 
 def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int = 1, output_dir=None,
-                   config=None, **config_fields):
+                   config=None, shared_negatives: bool | None = None, **config_fields):
     """Train word2vec on CPU as the C tool and gensim do; returns ``(LineageWord2VecForPreTraining, tokenizer)``.
 
     ``corpus``: a text file path (one sentence per line, whitespace-tokenized), a list of paths, or an iterable of
@@ -99,6 +102,9 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
     ``train_wordlevel_tokenizer(min_count=...)``). ``workers``: threads (default: the CPUs this process may use).
     ``config``: a config or a named config ("gensim", "mikolov2013", "tiny"); keyword arguments set config fields
     (``architecture``, ``vector_size``, ``window``, ``negative``, ``hs``, ``sample``, ``epochs`` ...).
+    ``shared_negatives``: how skip-gram with negative sampling trains (``train_hogwild``): True, pWord2Vec's
+    window-at-a-time kernel (one set of noise words per centre word's window, small matrix products); False,
+    word2vec.c's pair-by-pair algorithm; None (default): ``SHARED_NEGATIVES_DEFAULT``.
     With ``output_dir`` the model, the tokenizer and ``train_results.json`` are written there
     (``AutoModel.from_pretrained(output_dir)`` loads them).
 
@@ -142,7 +148,8 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
     torch.manual_seed(seed)
     model = LineageWord2VecForPreTraining(config)
     model.word_counts.copy_(torch.from_numpy(counts))
-    results = train_word2vec_arrays(model, corpus_ids, starts, workers=workers, seed=seed)
+    results = train_word2vec_arrays(model, corpus_ids, starts, workers=workers, seed=seed,
+                                    shared_negatives=shared_negatives)
     results["preparation_seconds"] = results.pop("started") - started
     model.train_results = results
     if output_dir is not None:
@@ -159,7 +166,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
 
 
 def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, workers: int = 1, seed: int = 1,
-                          log_every: float = 10.0) -> dict:
+                          log_every: float = 10.0, shared_negatives: bool | None = None) -> dict:
     """Train ``model`` (a ``LineageWord2VecForPreTraining`` whose ``word_counts`` are set) in place on an encoded
     corpus; returns the training numbers. The kernels write straight into the model's weight tensors."""
     config = model.config
@@ -174,4 +181,5 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
         skipgram=config.architecture == "skipgram", cbow_mean=config.cbow_mean, window=config.window,
         negative=config.negative, hs=config.hs, alpha=config.alpha, min_alpha=config.min_alpha,
         epochs=config.epochs, workers=workers, seed=seed, log_every=log_every,
+        shared_negatives=SHARED_NEGATIVES_DEFAULT if shared_negatives is None else shared_negatives,
     )
