@@ -20,7 +20,7 @@ exact) instead of a 10⁸-entry table, and the random generator is xorshift64* (
 ``shared_negatives=True`` (the default of ``hf_lineage.train_word2vec``) swaps step 3-4 for skip-gram with negative
 sampling for pWord2Vec's (Ji et al., "Parallelizing Word2Vec in Shared and Distributed Memory", 2016/2019): the
 noise words are drawn once per centre word and shared by all its context words, so the window's updates are small
-matrix products (``_skipgram_shared_window``), ~2× the pair-by-pair kernel's speed at the same analogy and
+matrix products (``_skipgram_shared_window``), 1.7-2× the pair-by-pair kernel's speed at the same analogy and
 WordSim353 quality (docs/benchmarks.md). CBOW and hierarchical softmax train as word2vec.c does either way.
 
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
