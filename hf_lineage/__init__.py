@@ -13,12 +13,27 @@ __version__ = "0.1.0.dev0"
 from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
 from .registry import FAMILIES, AutoModelForIntentAndSlots, intent_and_slots_model_class, register_all
-from .contextual import ContextualVectors
-from .objectives.svd import train_svd
-from .objectives.word2vec_cpu import train_word2vec
-from .vectors import WordVectors
 
 register_all()
+
+# Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, which a
+# user loading a model through the Auto classes, or the CLI printing its help, does not need.
+_LAZY = {"ContextualVectors": "contextual", "train_svd": "objectives.svd", "train_word2vec": "objectives.word2vec_cpu",
+         "WordVectors": "vectors"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})
 
 __all__ = ["AutoModelForIntentAndSlots", "ContextualVectors", "FAMILIES", "WordVectors", "intent_and_slots_model_class",
            "register_all", "train_svd", "train_word2vec", *_models_all]

@@ -169,3 +169,25 @@ def test_lower_layers_never_import_higher_ones():
               for a, edges in sorted(graph.items()) for b, line in sorted(edges.items())
               if layer_of(b) > layer_of(a)]
     assert not upward, "imports from a higher layer:\n  " + "\n  ".join(upward)
+
+
+def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use():
+    """``import hf_lineage`` registers the families (torch, transformers) and nothing more: scikit-learn and numba
+    load only when a trainer or WordVectors is first used, through the package's lazy names."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hf_lineage\n"
+            "before = {m: m in sys.modules for m in ('sklearn', 'numba', 'hf_lineage.vectors')}\n"
+            "assert hf_lineage.WordVectors.__name__ == 'WordVectors' and callable(hf_lineage.train_svd)\n"
+            "assert callable(hf_lineage.train_word2vec) and hf_lineage.ContextualVectors\n"
+            "assert set(hf_lineage.__all__) <= set(dir(hf_lineage))\n"
+            "print(before, 'hf_lineage.vectors' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["{'sklearn':", "False,", "'numba':", "False,", "'hf_lineage.vectors':", "False}",
+                                  "True"]
+    with pytest.raises(AttributeError, match="no attribute 'train_elmo'"):
+        import hf_lineage
+
+        hf_lineage.train_elmo  # noqa: B018

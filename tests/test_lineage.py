@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from transformers.generation import GenerationMixin
 
@@ -275,3 +276,46 @@ def test_the_notes_name_word2vecs_threads_as_the_one_source_of_run_to_run_differ
     assert ("Not reproducible: word2vec's CPU trainer updates its vectors from 2 threads" in written) == (cpus > 1)
     args.families = ["gpt", "bert"]
     assert "Not reproducible" not in " ".join(experiment.notes(args, experiment.SCALES["tiny"]))
+
+
+def test_question_answering_and_intent_slots_run_as_lineage_tasks_scored_like_their_recipes(tmp_path):
+    """``--tasks qa intent_slots``: the applications get data stages, counting baselines and cells; the report
+    scores each cell from its prediction file in validation order, which must give the recipe's own metric."""
+    from hf_lineage import metrics
+
+    out = tmp_path / "report"
+    args = ["--families", "word2vec", "gpt", "--tasks", "qa", "intent_slots", "--variants", "finetuned",
+            *MINIMAL, "--curve-sizes", "--workers", "0"]
+    assert cli_main(["lineage", "--output-dir", str(out), *args]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert list(results["tasks"]) == ["qa", "intent_slots"]
+    assert [results["tasks"][t]["metric"] for t in ("qa", "intent_slots")] == ["F1", "exact match"]
+    cells = {(c["family"], c["task"], c["variant"]): c for c in results["finetuning"]}
+    assert set(cells) == {(f, t, v) for t in ("qa", "intent_slots")
+                          for f, v in (("word2vec", "frozen"), ("word2vec", "finetuned"), ("gpt", "finetuned"))}
+    validation = {t: [json.loads(line) for line in open(out / "stages" / f"data-{t}" / "validation.jsonl")]
+                  for t in ("qa", "intent_slots")}
+    squad = metrics.load("squad")
+    for (family, task, variant), cell in cells.items():
+        assert cell["status"] == "ok", (family, task, variant, cell["error"])
+        model = out / "stages" / f"{task}-{family}-{variant}" / "model"
+        if task == "qa":
+            answers = json.loads((model / "predict_predictions.json").read_text())
+            expected = squad.compute(predictions=[{"id": r["id"], "prediction_text": answers[r["id"]]}
+                                                  for r in validation[task]],
+                                     references=[{"id": r["id"], "answers": r["answers"]} for r in validation[task]])
+            assert cell["score"] == pytest.approx(expected["f1"] / 100)
+        else:
+            rows = [json.loads(line) for line in open(model / "predictions.jsonl")]
+            assert [r["gold_slots"] for r in rows] == [r["slots"] for r in validation[task]]
+            assert cell["score"] == pytest.approx(
+                np.mean([r["intent"] == r["gold_intent"] and r["slots"] == r["gold_slots"] for r in rows]))
+    baselines = {t: {b["name"]: b["score"] for b in rows} for t, rows in results["baselines"].items()}
+    unanswerable = np.mean([not r["answers"]["text"] for r in validation["qa"]])
+    assert 0 < unanswerable < 1 and baselines["qa"]["no answer"] == pytest.approx(unanswerable)
+    assert baselines["qa"]["answer by counting"] > unanswerable  # the sample's closed value sets: counting is strong
+    assert set(baselines["intent_slots"]) == {"majority intent, most frequent tag per word",
+                                              "bag-of-words intent, most frequent tag per word"}
+    # The application tasks are understanding tasks: the claims compare the families with their baselines there.
+    beats = next(c for c in results["claims"] if c["id"] == "beats_baselines")
+    assert {"qa", "intent_slots"} <= {row["task"] for row in beats["comparisons"]}

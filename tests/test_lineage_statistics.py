@@ -103,6 +103,71 @@ def test_the_second_sentence_only_baseline_finds_a_cue_in_one_sentence_and_nothi
         {"sentence": "b", "label": "x"}]
 
 
+def _question(question, context, *answers):
+    return {"question": question, "context": context,
+            "answers": {"text": list(answers), "answer_start": [context.index(a) for a in answers]}}
+
+
+def test_answer_by_counting_links_question_words_to_answers_found_in_the_passage():
+    train = [_question("What food does Aromi serve ?", "Aromi serves Chinese food", "Chinese"),
+             _question("What food does Clowns serve ?", "Clowns serves Chinese food near Aromi", "Chinese"),
+             _question("What food does Zizzi serve ?", "Zizzi serves English food", "English"),
+             _question("What is Zizzi near ?", "Zizzi is near Aromi", "Aromi"),
+             _question("What is Clowns near ?", "Clowns is a pub", ),  # unanswerable
+             _question("What is Aromi near ?", "Aromi is near Clowns", "Clowns"),
+             _question("What is Zizzi near ?", "Zizzi is near Clowns", "Clowns")]
+    validation = [
+        # food: of the training answers in the passage (English, Chinese), the one seen more with "food"
+        _question("What food does Bibimbap serve ?", "Bibimbap serves English and Chinese food", "Chinese"),
+        # only one food in the passage: found there, whatever its count
+        _question("What food does Bibimbap serve ?", "Bibimbap serves English food", "English"),
+        # near: the name in the passage that answered "near" questions twice beats the empty answer (once)
+        _question("What is Bibimbap near ?", "Bibimbap is near Clowns", "Clowns"),
+        # no training answer in the passage: nothing to pick but the empty answer
+        _question("What food does Bibimbap serve ?", "Bibimbap serves Thai food"),
+    ]
+    assert B.answer_by_counting(train, validation) == ["Chinese", "English", "Clowns", ""]
+    assert B.no_answer(validation) == [""] * 4
+
+
+def test_intent_and_slots_by_counting():
+    train = [{"words": ["cheap", "food", "near", "Aromi"], "slots": ["B-price", "O", "O", "B-near"], "intent": "a"},
+             {"words": ["Aromi", "is", "cheap"], "slots": ["B-name", "O", "B-price"], "intent": "b"},
+             {"words": ["near", "Aromi", "kids"], "slots": ["O", "B-near", "O"], "intent": "b"}]
+    validation = [{"words": ["cheap", "Aromi", "unknown"]}]
+    # Aromi: B-near 2, B-name 1; an unknown word: the most frequent tag overall (O)
+    assert B.intent_and_slots_by_counting(train, validation) == [["b", ["B-price", "B-near", "O"]]]
+    with_words = B.intent_and_slots_by_counting(train * 4, [{"words": ["kids", "near"]}], bag_of_words_intent=True)
+    assert with_words[0][1] == ["O", "O"] and with_words[0][0] in ("a", "b")
+
+
+def test_qa_and_intent_slots_units_score_f1_and_exact_match():
+    from hf_lineage.lineage.scoring import unit_values
+
+    f1 = unit_values("qa", ["the Sorrento", "", "Sorrento Inn", ""], [["The Sorrento"], [], ["Sorrento"], ["x"]])
+    np.testing.assert_allclose(f1, [1.0, 1.0, 2 / 3, 0.0])  # SQuAD normalisation; "" right only if unanswerable
+    exact = unit_values("intent_slots", [["a", ["O", "B-x"]], ["a", ["O", "O"]], ["b", ["O"]]],
+                        [["a", ["O", "B-x"]], ["a", ["O", "B-x"]], ["a", ["O"]]])
+    np.testing.assert_array_equal(exact, [1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="2 predictions for 1 gold"):
+        unit_values("qa", ["a", "b"], [["a"]])
+
+
+def test_training_subsets_cover_every_intent_and_slot_tag_of_the_evaluated_data():
+    import datasets
+
+    from hf_lineage.lineage.data import _subset_covering_labels
+
+    pool = datasets.Dataset.from_list([
+        {"words": ["a"], "slots": ["O"], "intent": "x"}, {"words": ["b"], "slots": ["O"], "intent": "x"},
+        {"words": ["c"], "slots": ["B-s"], "intent": "x"}, {"words": ["d"], "slots": ["O"], "intent": "y"},
+        {"words": ["e"], "slots": ["B-s"], "intent": "y"}])
+    evaluated = datasets.Dataset.from_list([{"words": ["f", "g"], "slots": ["B-s", "O"], "intent": "y"}])
+    # the first row lacks B-s and y: the first later rows with them are added (c for B-s, d for y)
+    assert _subset_covering_labels(pool, [evaluated], 1, ("intent", "slots")) == ([0, 2, 3], 2)
+    assert _subset_covering_labels(pool, [evaluated], 1, ()) == ([0], 0)
+
+
 def test_mr_parsing_and_groups():
     assert B.parse_mr("name [ The Eagle ] , eatType [ coffee shop ] , customer rating [ 5 out of 5 ]") == {
         "name": "The Eagle", "eatType": "coffee shop", "customer rating": "5 out of 5"}

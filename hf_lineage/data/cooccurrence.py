@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.extmath import randomized_svd
 
 
 def window_weights(window: int, dynamic_window: bool) -> np.ndarray:
@@ -113,6 +112,8 @@ def factorize(matrix: sp.spmatrix, dimensions: int, eig: float = 0.5, add_contex
         raise ValueError(f"vector_size={dimensions} is larger than the {rank} words with a positive PPMI entry: "
                          "the matrix has no more dimensions to give. Lower vector_size, or give more text or a lower "
                          "min_count.")
+    from sklearn.utils.extmath import randomized_svd  # scikit-learn loads in ~1 s: only when factorising
+
     u, sigma, vt = randomized_svd(matrix, n_components=dimensions, n_oversamples=n_oversamples, n_iter=n_iter,
                                   random_state=seed)
     # A word without co-occurrences (a special token, a word only ever alone on its line) has an all-zero row:

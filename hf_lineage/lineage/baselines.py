@@ -6,6 +6,8 @@ Pure functions over task rows (python dicts, as read from the task files)::
     classification  {"sentence": str, "label": str}
     pairs           {"sentence1": str, "sentence2": str, "label": str}
     generation      {"mr": str, "ref": str}   (the standardized {"source": str, "target": str} is accepted too)
+    qa              {"question": str, "context": str, "answers": {"text": [...], ...}}   (no text: unanswerable)
+    intent_slots    {"words": [...], "slots": [...], "intent": str}
 
 Every baseline returns its predictions in the unit order the task's scorer expects, so the report scores them with the
 same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` and ``bleu_statistics``):
@@ -13,7 +15,9 @@ same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` 
 - labeling: one list of tags per validation sentence (scored per token);
 - classification / pairs: one label per validation row;
 - generation: one output string per distinct validation MR, in order of first appearance (:func:`mr_groups` gives the
-  matching reference lists).
+  matching reference lists);
+- qa: one answer string per validation question ("" = no answer);
+- intent_slots: one ``[intent, tags]`` per validation utterance.
 
 Nothing here is random except the cross-validation folds of :func:`bag_of_words_logistic_regression`, which are
 seeded; every tie is broken by a stated rule, so a baseline is a deterministic function of its inputs.
@@ -28,7 +32,9 @@ from collections import Counter, defaultdict
 __all__ = [
     "C_GRID",
     "TOKEN_PATTERN",
+    "answer_by_counting",
     "bag_of_words_logistic_regression",
+    "intent_and_slots_by_counting",
     "majority_class",
     "most_frequent_tag",
     "mr_groups",
@@ -255,12 +261,87 @@ def bag_of_words_logistic_regression(train_rows, validation_rows, task: str, see
 # A partial-input baseline (Poliak et al. 2018; Gururangan et al. 2018): a pair task's labels predicted from its second
 # sentence alone. It is a trained model, not a counting baseline.
 SECOND_SENTENCE_ONLY = "bag-of-words, second sentence only"
-TRAINED_BASELINES = ("bag-of-words logistic regression", SECOND_SENTENCE_ONLY)
+BAG_OF_WORDS_INTENT = "bag-of-words intent, most frequent tag per word"
+TRAINED_BASELINES = ("bag-of-words logistic regression", SECOND_SENTENCE_ONLY, BAG_OF_WORDS_INTENT)
 
 
 def second_sentence_only(rows) -> list[dict]:
     """Pair rows as single-sentence rows of their second sentence (the label kept)."""
     return [{"sentence": r["sentence2"], **({"label": r["label"]} if "label" in r else {})} for r in rows]
+
+
+# --------------------------------------------------------------------------- question answering
+
+
+def _words_of_question(question: str) -> set[str]:
+    return set(_words(question))
+
+
+def _occurs(text: str, passage: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(text) + r"(?!\w)", passage) is not None
+
+
+def answer_by_counting(train_rows, validation_rows) -> list[str]:
+    """A counting baseline for extractive QA (SQuAD 2.0 style): one answer per validation question.
+
+    Each training question's first gold answer (the empty string for an unanswerable one) is a class; the
+    candidates of a validation question are the empty answer and every training answer that occurs in its passage
+    (whole words, case-sensitive). Each is scored by naive Bayes over the question's lowercased words:
+    ``log n(a) + sum over words w of log((n(a, w) + 1) / (n(a) + 2))``, with ``n(a)`` the training questions
+    answered ``a`` and ``n(a, w)`` those of them containing ``w``. The best wins; ties go to the more frequent
+    answer, then the alphabetically first. It learns which question words go with which answers ("food" with
+    "Chinese") and that an answer must be in the passage, and nothing about where in the passage it is.
+    """
+    import math
+
+    answers, together = Counter(), defaultdict(Counter)
+    for row in train_rows:
+        texts = [t for t in row["answers"]["text"] if t.strip()]
+        answer = texts[0] if texts else ""
+        answers[answer] += 1
+        together[answer].update(_words_of_question(row["question"]))
+    if not answers:
+        raise ValueError("answer_by_counting needs at least one training question")
+    known = sorted(a for a in answers if a)
+
+    def score(answer, words):
+        n = answers[answer]
+        return math.log(n) + sum(math.log((together[answer][w] + 1) / (n + 2)) for w in words)
+
+    predictions = []
+    for row in validation_rows:
+        words = _words_of_question(row["question"])
+        candidates = [""] * (answers[""] > 0) + [a for a in known if _occurs(a, row["context"])]
+        if not candidates:
+            predictions.append("")
+            continue
+        predictions.append(min(candidates, key=lambda a: (-score(a, words), -answers[a], a)))
+    return predictions
+
+
+def no_answer(validation_rows) -> list[str]:
+    """The empty answer for every question: SQuAD 2.0's "unanswerable" majority, F1 = the unanswerable share."""
+    return [""] * len(validation_rows)
+
+
+# --------------------------------------------------------------------------- intent and slots
+
+
+def intent_and_slots_by_counting(train_rows, validation_rows, seed: int = 0,
+                                 bag_of_words_intent: bool = False) -> list[list]:
+    """``[intent, tags]`` per validation utterance: every word's most frequent training slot tag
+    (:func:`most_frequent_tag`), and the majority intent, or with ``bag_of_words_intent`` the intent of the
+    classification bag-of-words logistic regression over the utterance's words (a trained model)."""
+    as_tags = [{"tokens": r["words"], "tags": r["slots"]} for r in train_rows]
+    tags = most_frequent_tag(as_tags, [{"tokens": r["words"]} for r in validation_rows])
+    if bag_of_words_intent:
+        sentences = [[{"sentence": " ".join(r["words"]), "label": r.get("intent")} for r in rows]
+                     for rows in (train_rows, validation_rows)]
+        intents = bag_of_words_logistic_regression(*sentences, "classification", seed)
+    else:
+        intent = _most_frequent(Counter(str(r["intent"]) for r in train_rows))
+        intents = [intent] * len(validation_rows)
+    return [[i, t] for i, t in zip(intents, tags)]
 
 
 # --------------------------------------------------------------------------- generation

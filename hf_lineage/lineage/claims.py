@@ -58,7 +58,8 @@ CLAIMS = {
         "Every family learns each understanding task beyond what counting gets.",
         "For every family and understanding task: the family's best cell at the main table's labelled-set size "
         "against the strongest counting baseline computed on the same split (majority class; for labeling, the most "
-        "frequent tag per word). Confirmed: every family holds on every task. Not confirmed: some family is "
+        "frequent tag per word; for QA, no answer or answer by counting; for intent and slots, the majority intent "
+        "with each word's most frequent tag). Confirmed: every family holds on every task. Not confirmed: some family is "
         "reversed on some task. Inconclusive: anything else. The bag-of-words logistic regressions are shown "
         "beside it, but are trained models, not trivial baselines. ",
     ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .settings import SAMPLE_FILES, SAMPLES, TASKS, LineageArguments, Scale
+from .settings import SAMPLE_PATHS, SAMPLES, TASKS, LineageArguments, Scale
 from .stages import process_state
 
 
@@ -72,18 +72,33 @@ def task_files(args: LineageArguments) -> dict:
         if task in args.task_data:
             files[task] = dict(args.task_data[task], source=args.task_data[task]["train"])
         else:
-            ext = SAMPLE_FILES[task]
-            files[task] = {"train": str(SAMPLES / f"{task}.train.{ext}"),
-                           "validation": str(SAMPLES / f"{task}.validation.{ext}"), "source": "embedded sample"}
+            train, validation = SAMPLE_PATHS[task]
+            files[task] = {"train": str(train), "validation": str(validation), "source": "embedded sample"}
     return files
 
 
 def read_task_file(task: str, path: str):
     """A task file read and put in the task's columns by the recipes' own readers."""
+    kind = TASKS[task].kind
+    if kind == "question_answering":  # SQuAD JSON or flat rows → id, question, context, answers
+        from ..tasks.question_answering import QuestionAnsweringArguments, read_qa_file, standardize_qa
+
+        return standardize_qa(read_qa_file(path), path, QuestionAnsweringArguments())
+    if kind == "intent_and_slots":  # JSON lines or an ATIS/SNIPS seq.in/seq.out/label folder → words, slots, intent
+        from ..data.readers import read_intent_and_slots
+
+        return read_intent_and_slots(path)
     from ..tasks import DataTrainingArguments, read_data_file, standardize
 
-    kind = TASKS[task].kind
     return standardize(read_data_file(path, kind, DataTrainingArguments()), kind, DataTrainingArguments(), path)
+
+
+# The columns holding a task's labels: every label the evaluated data has must occur in a training subset (the recipes
+# refuse one that does not). Generation and QA have none (any text or span may be an answer).
+LABEL_COLUMNS = {"sequence_labeling": ("tags",), "classification": ("label",), "sentence_pairs": ("label",),
+                 "intent_and_slots": ("intent", "slots"), "question_answering": (), "generation": ()}
+# Columns that hold one label per word rather than one per example.
+WORD_LABEL_COLUMNS = ("tags", "slots")
 
 
 def prepare_task_data(task: str, files: dict, sizes: list[int], n_validation: int | None, n_dev: int,
@@ -108,10 +123,9 @@ def prepare_task_data(task: str, files: dict, sizes: list[int], n_validation: in
                          "training set")
     dev, pool = train.select(range(pool_size, len(train))), train.select(range(pool_size))
     # a label only the dev split has (and no training example) cannot be learned: the recipes refuse it
-    label_column = {"sequence_labeling": "tags", "generation": None}.get(kind, "label")
     paths, subsets = {}, {}
     for size in sorted(set(sizes)):
-        chosen, added = _subset_covering_labels(pool, [validation, dev], min(size, len(pool)), kind, label_column)
+        chosen, added = _subset_covering_labels(pool, [validation, dev], min(size, len(pool)), LABEL_COLUMNS[kind])
         subsets[size] = {"examples": len(chosen), "added_for_labels": added, "capped": size > len(pool)}
         paths[f"train-{size}"] = (folder / f"train-{size}.jsonl", pool.select(chosen))
     paths["dev"], paths["validation"] = (folder / "dev.jsonl", dev), (folder / "validation.jsonl", validation)
@@ -142,21 +156,29 @@ def _whole_sources(data, rows: int, kind: str) -> int:
     return rows
 
 
-def _subset_covering_labels(pool, evaluated: list, size: int, kind: str, label_column) -> tuple[list[int], int]:
+def _subset_covering_labels(pool, evaluated: list, size: int, label_columns) -> tuple[list[int], int]:
+    """The first ``size`` rows of ``pool``, plus, for each label of ``label_columns`` that the ``evaluated`` data has
+    and those rows lack, the first later row that has it; (row indices, rows added)."""
     chosen = list(range(size))
-    if not label_column:
+    if not label_columns:
         return chosen, 0
 
-    def labels(value):
-        return set(value) if kind == "sequence_labeling" else {value}
+    def label_sets(data) -> list[set]:  # each row's (column, label) pairs; columns read once (datasets 3: lists)
+        columns = {column: list(data[column]) for column in label_columns}
+        rows = [set() for _ in range(len(data))]
+        for column, values in columns.items():
+            for found, value in zip(rows, values):
+                found |= {(column, v) for v in value} if column in WORD_LABEL_COLUMNS else {(column, value)}
+        return rows
 
-    have = set().union(*(labels(pool[label_column][i]) for i in chosen))
-    wanted = set().union(*(labels(v) for data in evaluated for v in data[label_column])) - have
+    pool_labels = label_sets(pool)
+    have = set().union(*(pool_labels[i] for i in chosen))
+    wanted = set().union(*(found for data in evaluated for found in label_sets(data))) - have
     added = 0
     for i in range(size, len(pool)):
         if not wanted:
             break
-        new = labels(pool[label_column][i]) & wanted
+        new = pool_labels[i] & wanted
         if new:
             chosen.append(i)
             wanted -= new

@@ -44,6 +44,7 @@ from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     AVAILABLE_FAMILIES,
+    DEFAULT_TASKS,
     DEFAULT_VARIANTS,
     FAMILY_ORDER,
     GENERATION_VARIANT,
@@ -348,6 +349,14 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
         pair_encoding_note(args.pair_encoding or scale.pair_encoding),
     ]
+    if "qa" in args.tasks:
+        lines.append("QA: the question-answering recipe's model and post-processing (SQuAD 2.0 when some training "
+                     "question has no answer: the empty answer wins when its score beats the best span's), scored "
+                     "by SQuAD's token F1 per question (1 for the empty answer to an unanswerable one).")
+    if "intent_slots" in args.tasks:
+        lines.append("Intent and slots: one model with an intent head and a slot-tag head (the intent-and-slots "
+                     "recipe), scored by exact match: the share of utterances whose intent and every slot tag are "
+                     "right (the recipe's intent accuracy and slot F1 are in each cell's model folder).")
     import torch
 
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -387,7 +396,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help=f"families to run (default: {' '.join(FAMILY_ORDER)}); also available: svd, the count-based root "
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
              "fine-tuning cells would add minutes to the default 15-minute budget")
-    add("--tasks", nargs="+", default=list(TASKS), metavar="TASK", help=f"task types (default: {' '.join(TASKS)})")
+    add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",
+        help=f"task types (default: {' '.join(DEFAULT_TASKS)}); also available: qa (extractive question answering, "
+             "SQuAD 2.0 style, scored by F1) and intent_slots (joint intent and BIO slots, scored by exact match), "
+             "not in the default run: their cells would add about a third to its fine-tuning time")
     add("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
              "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch)")

@@ -43,7 +43,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
     from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
-    from ..tasks import classification, generation, labeling
+    from ..tasks import classification, generation, intent_and_slots, labeling, question_answering
     from ..tasks.arguments import DataTrainingArguments, ModelArguments
 
     spec, state = TASKS[task], process_state()
@@ -71,7 +71,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate[family],
         per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
         eval_strategy="steps", save_strategy="steps", save_total_limit=1, load_best_model_at_end=True,
-        metric_for_best_model="bleu" if generating else "accuracy", greater_is_better=True, save_only_model=True,
+        metric_for_best_model=BEST_MODEL_METRIC.get(spec.kind, "accuracy"), greater_is_better=True,
+        save_only_model=True,
         report_to="none", logging_strategy="steps", log_level="warning", disable_tqdm=True,
         bf16=mixed_precision == "bf16", fp16=mixed_precision == "fp16",
         **({"predict_with_generate": True} if generating else {}))
@@ -80,6 +81,17 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         metrics = labeling.run(model_args, data_args, training_args, callbacks=callbacks)
     elif generating:
         metrics = generation.run(model_args, data_args, training_args, callbacks=callbacks)
+    elif spec.kind == "question_answering":
+        from .data import read_task_file
+
+        # SQuAD 2.0 when some training question has no answer (the embedded sample: a third), so that the empty
+        # answer can win; the shortcut checks are the QA recipe's own report, not the lineage's.
+        unanswerable = any(not answer["text"] for answer in read_task_file(task, data["train"])["answers"])
+        qa_args = question_answering.QuestionAnsweringArguments(version_2_with_negative=unanswerable,
+                                                                shortcut_checks=False)
+        metrics = question_answering.run(model_args, data_args, qa_args, training_args, callbacks=callbacks)
+    elif spec.kind == "intent_and_slots":
+        metrics = intent_and_slots.run(model_args, data_args, training_args, callbacks=callbacks)
     else:
         metrics = classification.run(model_args, data_args, training_args, pairs=spec.kind == "sentence_pairs",
                                      callbacks=callbacks)
@@ -87,7 +99,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     history = json.loads((output_dir / "trainer_state.json").read_text())
     dev_key = f"eval_{training_args.metric_for_best_model}"
     dev_curve = [{"epoch": e["epoch"], "score": e[dev_key]} for e in history["log_history"] if dev_key in e]
-    predictions = read_predictions(spec.kind, output_dir)
+    predictions = read_predictions(spec.kind, output_dir, data["validation"])
     if state.is_main_process:
         if variant == "scratch":
             shutil.rmtree(folder / "untrained", ignore_errors=True)
@@ -101,6 +113,10 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
+
+
+# The dev score that picks a cell's best checkpoint (the recipes' evaluation metric names).
+BEST_MODEL_METRIC = {"generation": "bleu", "question_answering": "f1", "intent_and_slots": "exact_match"}
 
 
 def schedule_for(train_file: str, scale: Scale, args: LineageArguments) -> tuple[int, int]:
@@ -139,9 +155,10 @@ def early_stopping_after(min_steps: int, early_stopping_patience: int):
     return EarlyStoppingAfter(early_stopping_patience=early_stopping_patience)
 
 
-def read_predictions(kind: str, output_dir: Path) -> list:
+def read_predictions(kind: str, output_dir: Path, validation_file: str | None = None) -> list:
     """The recipe's prediction file, in the scorer's order: per sentence its tags (labeling), per example its label
-    (classification, pairs), per distinct source its generated text (generation)."""
+    (classification, pairs), per distinct source its generated text (generation), per question its answer (QA),
+    per utterance its intent and tags (intent and slots)."""
     if kind == "sequence_labeling":
         sentences, current = [], []
         for line in (output_dir / "predictions.conll").read_text(encoding="utf-8").split("\n"):
@@ -153,6 +170,13 @@ def read_predictions(kind: str, output_dir: Path) -> list:
         return sentences + ([current] if current else [])
     if kind == "generation":
         return (output_dir / "generated_predictions.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    if kind == "question_answering":  # per question its answer text ("" = no answer), in the validation file's order
+        answers = json.loads((output_dir / "predict_predictions.json").read_text(encoding="utf-8"))
+        with open(validation_file, encoding="utf-8") as f:
+            return [answers[json.loads(line)["id"]] for line in f if line.strip()]
+    if kind == "intent_and_slots":  # per utterance [intent, its BIO tags]
+        with open(output_dir / "predictions.jsonl", encoding="utf-8") as f:
+            return [[row["intent"], row["slots"]] for row in map(json.loads, f)]
     with open(output_dir / "predictions.tsv", encoding="utf-8", newline="") as f:
         return [row["prediction"] for row in csv.DictReader(f, delimiter="\t")]
 

@@ -32,6 +32,10 @@ def gold_of(task: str, validation) -> list:
         return list(validation["tags"])
     if kind == "generation":
         return baselines.mr_groups(validation)[1]
+    if kind == "question_answering":  # each question's gold answer texts (none: unanswerable)
+        return [list(answers["text"]) for answers in validation["answers"]]
+    if kind == "intent_and_slots":  # each utterance's [intent, tags]
+        return [[intent, list(slots)] for intent, slots in zip(validation["intent"], validation["slots"])]
     return list(validation["label"])
 
 
@@ -41,7 +45,22 @@ def unit_values(task: str, predictions: list, gold: list):
         if len(predictions) != len(gold):
             raise ValueError(f"{len(predictions)} generated outputs for {len(gold)} meaning representations")
         return statistics.bleu_statistics(predictions, gold)
+    if kind in ("question_answering", "intent_and_slots"):
+        if len(predictions) != len(gold):
+            raise ValueError(f"{len(predictions)} predictions for {len(gold)} gold units")
+        if kind == "question_answering":
+            return np.asarray([question_f1(p, g) for p, g in zip(predictions, gold)], dtype=float)
+        return np.asarray([p[0] == g[0] and list(p[1]) == list(g[1]) for p, g in zip(predictions, gold)], dtype=float)
     return statistics.unit_scores(task, predictions, gold, by_sentence=kind == "sequence_labeling")
+
+
+def question_f1(prediction: str, answers: list[str]) -> float:
+    """SQuAD's token F1 of one answer against the best of its gold answers (the shipped squad metric's own
+    normalisation); a question without answers counts 1 only for the empty prediction (SQuAD 2.0)."""
+    from ..metrics.squad.squad import normalize_answer, token_f1
+
+    golds = [a for a in answers if normalize_answer(a)] or [""]
+    return max(token_f1(prediction, gold) for gold in golds)
 
 
 def score_predictions(task: str, per_seed_predictions: list[list], gold: list, seed: int = 0) -> Scored:
@@ -114,6 +133,22 @@ BASELINES = {
          lambda train, validation, seed: baselines.bag_of_words_logistic_regression(
              baselines.second_sentence_only(train), baselines.second_sentence_only(validation), "classification",
              seed)),
+    ],
+    "question_answering": [
+        ("no answer", "the empty answer for every question (F1: the share of unanswerable questions)",
+         lambda train, validation, seed: baselines.no_answer(validation)),
+        ("answer by counting", "naive Bayes over the question's words, choosing among the empty answer and the "
+         "training answers found in the passage",
+         lambda train, validation, seed: baselines.answer_by_counting(train, validation)),
+    ],
+    "intent_and_slots": [
+        ("majority intent, most frequent tag per word", "the most frequent training intent; each word's most "
+         "frequent training slot tag (unknown words: the most frequent tag)",
+         lambda train, validation, seed: baselines.intent_and_slots_by_counting(train, validation)),
+        (baselines.BAG_OF_WORDS_INTENT, "the classification bag-of-words logistic regression for the intent; each "
+         "word's most frequent training slot tag",
+         lambda train, validation, seed: baselines.intent_and_slots_by_counting(train, validation, seed,
+                                                                                bag_of_words_intent=True)),
     ],
     "generation": [
         ("nearest-MR retrieval", "the first training reference of the training MR sharing most slot values, its "

@@ -40,9 +40,12 @@ __all__ = [
 
 BLEU_ORDER = 4  # sacrebleu's default max n-gram order; statistics columns: hyp_len, ref_len, matches 1-4, totals 1-4
 
+# "accuracy": any per-unit score in [0, 1] whose mean is the score: 0/1 correctness, or a question's token F1 (QA),
+# or an utterance's exact match (intent and every slot tag right).
 _KINDS = {"labeling": "labeling", "sequence_labeling": "labeling",
           "classification": "accuracy", "pairs": "accuracy", "sentence_pairs": "accuracy", "accuracy": "accuracy",
-          "generation": "bleu", "bleu": "bleu"}
+          "qa": "accuracy", "question_answering": "accuracy", "intent_slots": "accuracy",
+          "intent_and_slots": "accuracy", "generation": "bleu", "bleu": "bleu"}
 
 
 def _kind(task_kind: str) -> str:
