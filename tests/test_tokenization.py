@@ -307,3 +307,35 @@ def test_trainers_are_reproducible_across_processes(corpus_file):
     assert len(outputs[0]) == 6
     for i, (first, second) in enumerate(zip(*outputs)):
         assert json.loads(first) == json.loads(second), f"tokenizer {i} differs between the two processes"
+
+
+def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
+    """Counting splits with str.split where it agrees with the WhitespaceSplit pre-tokenizer, and word2vec's corpus
+    encoder looks words up instead of calling the tokenizer: both must give the tokenizer's own words and ids,
+    also for the separators Python alone splits at, added tokens inside words, Unicode spaces and long lines."""
+    import numpy as np
+    from tokenizers import pre_tokenizers
+
+    import hf_lineage.objectives.word2vec_cpu as word2vec_cpu
+    from hf_lineage.tokenization.trainers import plain_wordlevel_vocabulary, whitespace_words
+
+    lines = ["the cat <unk> sat", "a<s>b the </s>", "x\x1cy the\x1fcat", "   ", "the cat " * 6000,
+             "é\u00a0z ünïcode\u2003cat\u3000dog", "tab\tand\nnewline"]
+    split = pre_tokenizers.WhitespaceSplit()
+    for line in lines:
+        assert whitespace_words(line) == [w for w, _ in split.pre_tokenize_str(line)], repr(line)
+    assert "x\x1cy".split() == ["x", "y"] and whitespace_words("x\x1cy") == ["x\x1cy"]  # why the check exists
+    tokenizer = train_wordlevel_tokenizer(iterator=[*lines, "a b the cat"], min_count=2)  # rare words: <unk>
+    counts = word_counts(train_wordlevel_tokenizer(iterator=lines))
+    assert counts["x\x1cy"] == 1 and "x" not in counts and counts["cat"] == 6002
+    assert plain_wordlevel_vocabulary(tokenizer) is not None
+    assert plain_wordlevel_vocabulary(train_wordlevel_tokenizer(iterator=lines, lowercase=True)) is None
+    fast = word2vec_cpu.encode_corpus(tokenizer, lines)
+    backend = tokenizer.backend_tokenizer
+    expected = [np.asarray(e.ids, dtype=np.int32) for e in backend.encode_batch(
+        [line for line in lines if line.strip()], add_special_tokens=False)]
+    pieces = [p for ids in expected for p in word2vec_cpu.chunk_sentence(ids)]
+    np.testing.assert_array_equal(fast[0], np.concatenate(pieces))
+    np.testing.assert_array_equal(np.diff(fast[1]), [len(p) for p in pieces])
+    assert len(pieces) > len(expected)  # the long line was cut into sentences of MAX_SENTENCE_WORDS
+    assert backend.encode("a<s>b", add_special_tokens=False).tokens == ["<unk>", "<s>", "<unk>"]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +29,7 @@ from ..data.word2vec import (
 from ..fast.word2vec_cpu import train_hogwild
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
 from ..tokenization import train_wordlevel_tokenizer
-from ..tokenization.trainers import WORD_COUNTS_KEY
+from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
 
 # Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
 SHARED_NEGATIVES_DEFAULT = True
@@ -72,8 +74,13 @@ def read_corpus(corpus, tokenizer=None, min_count: int = 1):
 
 
 def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
-    """(token ids int32, sentence starts int64): one sentence per non-empty line, cut at MAX_SENTENCE_WORDS."""
+    """(token ids int32, sentence starts int64): one sentence per non-empty line, cut at MAX_SENTENCE_WORDS.
+
+    A plain whitespace word-level tokenizer (``train_wordlevel_tokenizer``'s) encodes by dictionary look-ups, about
+    five times faster than its Rust ``encode_batch`` here (which also builds offsets and masks nobody reads); a line
+    holding an added token's text, or any other tokenizer, goes through the tokenizer itself."""
     backend = tokenizer.backend_tokenizer
+    plain = plain_wordlevel_vocabulary(backend)
     pieces, batch = [], []
 
     def flush():
@@ -81,6 +88,19 @@ def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) ->
             pieces.extend(chunk_sentence(np.asarray(encoding.ids, dtype=np.int32)))
         batch.clear()
 
+    if plain is not None:
+        vocabulary, unknown, added = plain
+        holds_added = re.compile("|".join(map(re.escape, added))).search if added else lambda line: None
+        for line in lines:
+            words = whitespace_words(line)
+            if not words:
+                continue
+            if holds_added(line) and any(token in word and word != token for word in words for token in added):
+                ids = np.asarray(backend.encode(line, add_special_tokens=False).ids, dtype=np.int32)  # "a<s>b"
+            else:
+                ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
+            pieces.extend(chunk_sentence(ids))
+        lines = ()
     for line in lines:
         if line.strip():
             batch.append(line)

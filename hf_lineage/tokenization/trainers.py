@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -229,6 +230,36 @@ def _texts(files: list[str] | None, iterator: Iterable) -> Iterator[str]:
                 yield from item
 
 
+# Python's ``str.split()`` and the ``WhitespaceSplit`` pre-tokenizer split at the same characters, except U+001C-U+001F
+# (Python's information separators), which Python splits at and the pre-tokenizer does not (checked over every code
+# point, tokenizers 0.23). A text without them splits the same way in about a fifth of the time.
+_SPLITS_DIFFER = re.compile("[\x1c-\x1f]")
+
+
+def whitespace_words(text: str, pre_tokenizer=None) -> list[str]:
+    """``text`` split as the ``WhitespaceSplit`` pre-tokenizer splits it, by ``str.split`` when that is the same."""
+    if _SPLITS_DIFFER.search(text) is None:
+        return text.split()
+    return [word for word, _ in (pre_tokenizer or pre_tokenizers.WhitespaceSplit()).pre_tokenize_str(text)]
+
+
+def plain_wordlevel_vocabulary(tokenizer) -> tuple[dict[str, int], int, tuple[str, ...]] | None:
+    """(vocabulary, unknown id, added tokens' texts) of a word-level tokenizer that only splits at whitespace (no
+    normaliser), as ``train_wordlevel_tokenizer`` builds without ``lowercase``: a text without the added tokens
+    is then encoded by looking its ``whitespace_words`` up, the same ids in a fraction of the time. None for any
+    other tokenizer."""
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+    if (backend.normalizer is not None or not isinstance(backend.pre_tokenizer, pre_tokenizers.WhitespaceSplit)
+            or not isinstance(backend.model, models.WordLevel)):
+        return None
+    vocabulary = backend.get_vocab(with_added_tokens=True)
+    unknown = vocabulary.get(backend.model.unk_token)
+    if unknown is None:
+        return None
+    added = tuple(token.content for token in backend.get_added_tokens_decoder().values())
+    return vocabulary, unknown, added
+
+
 def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator: Iterable | None = None, *,
                               min_count: int = 1, max_vocab_size: int | None = None, lowercase: bool = False,
                               model_max_length: int = 1_000_000) -> PreTrainedTokenizerFast:
@@ -260,7 +291,9 @@ def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator:
     for text in _texts(files, iterator):
         if normalizer is not None:
             text = normalizer.normalize_str(text)
-        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(text))
+            counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(text))
+        else:
+            counts.update(whitespace_words(text, pre_tokenizer))
 
     special_counts = {t: counts.pop(t, 0) for t in special_list}
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
