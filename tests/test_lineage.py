@@ -319,3 +319,23 @@ def test_question_answering_and_intent_slots_run_as_lineage_tasks_scored_like_th
     # The application tasks are understanding tasks: the claims compare the families with their baselines there.
     beats = next(c for c in results["claims"] if c["id"] == "beats_baselines")
     assert {"qa", "intent_slots"} <= {row["task"] for row in beats["comparisons"]}
+
+
+def test_a_moved_report_folder_is_reused_from_its_new_place(tmp_path):
+    """Stage records hold paths inside the output folder relative to it: after ``mv`` the re-run reuses every
+    stage, reads the moved files (the old place is gone) and gives the same numbers."""
+    import shutil
+
+    args = ["--families", "word2vec", "--tasks", "classification", *MINIMAL, "--curve-sizes", "--workers", "0"]
+    first, moved = tmp_path / "first", tmp_path / "elsewhere" / "moved"
+    assert cli_main(["lineage", "--output-dir", str(first), *args]) == 0
+    before = json.loads((first / "results.json").read_text())
+    record = (first / "stages" / "pretrain-word2vec" / "stage.json").read_text()
+    assert str(tmp_path) not in record and "<output_dir>/data/corpus.train.txt" in record
+    shutil.move(str(first), str(moved))
+    assert cli_main(["lineage", "--output-dir", str(moved), *args]) == 0
+    after = json.loads((moved / "results.json").read_text())
+    stages = [after["pretraining"]["word2vec"], *after["finetuning"]]
+    assert stages and all(stage["reused"] for stage in stages)
+    assert after["pretraining"]["word2vec"]["model"].startswith(str(moved))
+    assert [c["score"] for c in after["finetuning"]] == [c["score"] for c in before["finetuning"]]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 import traceback
@@ -20,6 +21,9 @@ def process_state():
     return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
 
 
+OUTPUT_DIR = "<output_dir>"  # how stage records write the output folder's own path
+
+
 class Stages:
     """Runs stages in order, each in ``stages/<name>/`` with a ``stage.json`` saying how it ended; reuses one that
     finished with the same spec, records one that failed and goes on. Under ``accelerate launch`` every process
@@ -28,6 +32,30 @@ class Stages:
     def __init__(self, root: Path, total: int, rerun: bool):
         self.root, self.total, self.rerun, self.done = root, total, rerun, 0
         self.state = process_state()
+        # Paths inside the output folder are recorded relative to it, so that a moved or copied folder is still reused.
+        self._prefixes = sorted({str(Path(root)), str(Path(root).resolve())}, key=len, reverse=True)
+
+    def portable(self, value):
+        """``value`` (JSON-like) with every path inside the output folder written as ``<output_dir>/...``."""
+        if isinstance(value, dict):
+            return {k: self.portable(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.portable(v) for v in value]
+        if isinstance(value, str):
+            for prefix in self._prefixes:
+                if value == prefix or value.startswith(prefix + os.sep):
+                    return OUTPUT_DIR + value[len(prefix):]
+        return value
+
+    def local(self, value):
+        """The inverse of ``portable``: ``<output_dir>/...`` as a path inside this output folder."""
+        if isinstance(value, dict):
+            return {k: self.local(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.local(v) for v in value]
+        if isinstance(value, str) and (value == OUTPUT_DIR or value.startswith(OUTPUT_DIR + "/")):
+            return str(self.root) + value[len(OUTPUT_DIR):]
+        return value
 
     def folder(self, name: str) -> Path:
         return self.root / "stages" / name
@@ -109,7 +137,7 @@ class Stages:
 
     def _begin(self, name: str, spec: dict):
         self.done += 1
-        spec = json.loads(json.dumps(spec))  # as stage.json holds it (tuples become lists)
+        spec = self.portable(json.loads(json.dumps(spec)))  # as stage.json holds it (tuples become lists)
         return spec, self.folder(name), f"[{self.done}/{self.total}] {name}"
 
     def _finished(self, folder: Path, spec: dict, where: str) -> dict | None:
@@ -118,7 +146,7 @@ class Stages:
             record = json.loads(record_path.read_text())
             if record.get("status") == "ok" and record.get("spec") == spec:
                 self.print(f"{where}: finished before, reused")
-                return {**record, "reused": True}
+                return {**record, "result": self.local(record.get("result") or {}), "reused": True}
         return None
 
     def _clear(self, folder: Path) -> None:
@@ -132,7 +160,7 @@ class Stages:
         if self.state.is_main_process:
             folder.mkdir(parents=True, exist_ok=True)
             partial = folder / "stage.json.partial"
-            partial.write_text(json.dumps(record, indent=2))
+            partial.write_text(json.dumps({**record, "result": self.portable(record.get("result") or {})}, indent=2))
             partial.rename(folder / "stage.json")
         if record["status"] == "ok":
             self.print(f"{where}: done in {record['seconds']:.1f} s{summary(record['result'])}")
