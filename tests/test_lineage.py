@@ -339,3 +339,26 @@ def test_a_moved_report_folder_is_reused_from_its_new_place(tmp_path):
     assert stages and all(stage["reused"] for stage in stages)
     assert after["pretraining"]["word2vec"]["model"].startswith(str(moved))
     assert [c["score"] for c in after["finetuning"]] == [c["score"] for c in before["finetuning"]]
+
+
+def test_a_pretraining_stage_is_specified_by_its_own_budget_only():
+    """Changing one family's equal-time words re-runs that family's pretraining, not the others'."""
+    import dataclasses
+
+    specs = []
+
+    class RecordingStages:
+        def run(self, name, spec, work):
+            specs.append((name, spec))
+            return {"status": "ok", "error": None, "reused": False, "seconds": 0.0, "result": {}}
+
+    scale = experiment.SCALES["tiny"]
+    changed = dataclasses.replace(scale, equal_time_words={**scale.equal_time_words, "word2vec": 1_000})
+    corpus = {"train": ["c.txt"], "validation": [], "train_words": 1000}
+    for one_scale in (scale, changed):
+        for family in ("gpt", "word2vec"):
+            experiment.run_pretraining_stage(RecordingStages(), family, 0, experiment.LineageArguments(), one_scale,
+                                             corpus)
+    (_, gpt), (_, word2vec), (_, gpt_again), (_, word2vec_again) = specs
+    assert gpt == gpt_again and gpt["budget"]["words"] == scale.equal_time_words["gpt"]
+    assert word2vec != word2vec_again and word2vec_again["budget"]["words"] == 1_000

@@ -210,8 +210,12 @@ def prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes) -> dict:
 
 def run_pretraining_stage(stages, family, seed, args, scale, corpus) -> dict:
     corpus_spec = {"train": corpus["train"], "validation": corpus["validation"], "words": corpus["train_words"]}
+    budget = describe_budget(args, scale, corpus["train_words"])
+    if isinstance(budget["words"], dict):  # equal time: this family's words only, so a change to another's budget
+        budget = {**budget, "words": budget["words"][family]}  # does not re-run this family
+    budget.pop("description")
     spec = {"family": family, "scale": asdict(scale)["families"][family], "corpus": corpus_spec,
-            "budget": describe_budget(args, scale, corpus["train_words"]), "seed": seed,
+            "budget": budget, "seed": seed,
             "vocab_size": scale.vocab_size, "max_seq_length": scale.max_seq_length, "batch_size": scale.batch_size,
             "mixed_precision": args.mixed_precision or scale.mixed_precision}
     name = f"pretrain-{family}" + (f"-seed{seed}" if seed != args.seed else "")
