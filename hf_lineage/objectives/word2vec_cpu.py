@@ -78,39 +78,44 @@ def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) ->
 
     A plain whitespace word-level tokenizer (``train_wordlevel_tokenizer``'s) encodes by dictionary look-ups, about
     five times faster than its Rust ``encode_batch`` here (which also builds offsets and masks nobody reads); a line
-    holding an added token's text, or any other tokenizer, goes through the tokenizer itself."""
+    holding an added token's text inside a word, or any other tokenizer, goes through the tokenizer itself."""
     backend = tokenizer.backend_tokenizer
     plain = plain_wordlevel_vocabulary(backend)
-    pieces, batch = [], []
-
-    def flush():
-        for encoding in backend.encode_batch(batch, add_special_tokens=False):
-            pieces.extend(chunk_sentence(np.asarray(encoding.ids, dtype=np.int32)))
-        batch.clear()
-
-    if plain is not None:
-        vocabulary, unknown, added = plain
-        holds_added = re.compile("|".join(map(re.escape, added))).search if added else lambda line: None
-        for line in lines:
-            words = whitespace_words(line)
-            if not words:
-                continue
-            if holds_added(line) and any(token in word and word != token for word in words for token in added):
-                ids = np.asarray(backend.encode(line, add_special_tokens=False).ids, dtype=np.int32)  # "a<s>b"
-            else:
-                ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
-            pieces.extend(chunk_sentence(ids))
-        lines = ()
-    for line in lines:
-        if line.strip():
-            batch.append(line)
-            if len(batch) == batch_lines:
-                flush()
-    flush()
+    encoded = _looked_up(backend, plain, lines) if plain else _tokenized(backend, lines, batch_lines)
+    pieces = [piece for ids in encoded for piece in chunk_sentence(ids)]
     corpus = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
     starts = np.zeros(len(pieces) + 1, dtype=np.int64)
     np.cumsum([len(piece) for piece in pieces], out=starts[1:])
     return corpus, starts
+
+
+def _looked_up(backend, plain, lines: Iterable[str]):
+    """Each non-empty line's ids by vocabulary look-up (``plain_wordlevel_vocabulary``'s tokenizers)."""
+    vocabulary, unknown, added = plain
+    holds_added = re.compile("|".join(map(re.escape, added))).search if added else lambda line: None
+    for line in lines:
+        words = whitespace_words(line)
+        if not words:
+            continue
+        if holds_added(line) and any(token in word and word != token for word in words for token in added):
+            yield np.asarray(backend.encode(line, add_special_tokens=False).ids, dtype=np.int32)  # "a<s>b" splits
+        else:
+            yield np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
+
+
+def _tokenized(backend, lines: Iterable[str], batch_lines: int):
+    """Each non-empty line's ids by the tokenizer, ``batch_lines`` lines per ``encode_batch``."""
+    def encoded(batch):
+        return (np.asarray(e.ids, dtype=np.int32) for e in backend.encode_batch(batch, add_special_tokens=False))
+
+    batch = []
+    for line in lines:  # streamed: a large corpus is never held as text
+        if line.strip():
+            batch.append(line)
+            if len(batch) == batch_lines:
+                yield from encoded(batch)
+                batch = []
+    yield from encoded(batch)
 
 
 def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int = 1, output_dir=None,
