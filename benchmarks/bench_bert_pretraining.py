@@ -67,8 +67,10 @@ def cpu_model_name():
 
 
 def make_batch(batch_size, seq_len, vocab_size, seed=0, short_seq_prob=0.1, masked_lm_prob=0.15,
-               max_predictions_per_seq=20):
-    """A pre-training batch as BERT's data pipeline produces it (see the module docstring)."""
+               max_predictions_per_seq=20, min_length=0):
+    """A pre-training batch as BERT's data pipeline produces it (see the module docstring); with ``min_length``,
+    every sequence's length is drawn uniformly from [min_length, seq_len] instead (a spread of lengths, padded to
+    seq_len, as dynamic batches of sentences and sentence pairs give)."""
     g = torch.Generator().manual_seed(seed)
 
     def randint(lo, hi):  # inclusive
@@ -82,7 +84,10 @@ def make_batch(batch_size, seq_len, vocab_size, seed=0, short_seq_prob=0.1, mask
     n_short = max(1, round(short_seq_prob * batch_size))
     short = set(torch.randperm(batch_size, generator=g)[:n_short].tolist())
     for i in range(batch_size):
-        length = randint(max(8, seq_len // 8), seq_len - 1) if i in short else seq_len
+        if min_length:
+            length = randint(min_length, seq_len)
+        else:
+            length = randint(max(8, seq_len // 8), seq_len - 1) if i in short else seq_len
         # [CLS] A [SEP] B [SEP]; segment B starts somewhere in the middle.
         sep_a = randint(max(2, length // 4), max(2, (3 * length) // 4))
         ids = torch.randint(FIRST_NORMAL_ID, vocab_size, (length,), generator=g)
@@ -102,6 +107,10 @@ def make_batch(batch_size, seq_len, vocab_size, seed=0, short_seq_prob=0.1, mask
             elif r < 0.9:
                 input_ids[i, p] = randint(FIRST_NORMAL_ID, vocab_size - 1)
     next_sentence_label = torch.randint(0, 2, (batch_size,), generator=g)
+    if min_length:  # padded to the longest sequence, as DataCollatorWithPadding / padding="longest" do
+        longest = int(attention_mask.sum(1).max())
+        input_ids, token_type_ids, attention_mask, labels = (
+            t[:, :longest].contiguous() for t in (input_ids, token_type_ids, attention_mask, labels))
     return dict(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
                 labels=labels, next_sentence_label=next_sentence_label)
 
@@ -179,8 +188,9 @@ def bench_one(name, precision, args):
     if name == "tiny" and args.tiny_batch:
         batch_size = args.tiny_batch
     ours, theirs = build_models(sizes, args.vocab, args.dropout)
-    batch = make_batch(batch_size, args.seq, args.vocab, seed=args.seed)
-    n_tokens = batch_size * args.seq
+    ours.config.unpad_inputs = args.unpad == "on"
+    batch = make_batch(batch_size, args.seq, args.vocab, seed=args.seed, min_length=args.min_length)
+    n_tokens = batch["input_ids"].numel()  # padding included
     # Ours runs as the pre-training engine runs it: sparse_logits=True, the MLM projection at labelled positions only.
     steps = {"ours": make_step(ours, batch, precision, args.adamw, sparse_logits=True),
              "theirs": make_step(theirs, batch, precision, args.adamw)}
@@ -219,7 +229,7 @@ def bench_one(name, precision, args):
     med = {who: statistics.median(t) for who, t in times.items()}
     diff0 = abs(losses["ours"][0] - losses["theirs"][0])
     row = dict(
-        config=name, precision=precision, batch=batch_size, seq=args.seq, vocab=args.vocab, **sizes,
+        config=name, precision=precision, batch=batch_size, seq=batch["input_ids"].shape[1], vocab=args.vocab, **sizes,
         tokens_per_step=n_tokens, real_tokens=int(batch["attention_mask"].sum()),
         masked_tokens=int((batch["labels"] != -100).sum()),
         median_s_ours=med["ours"], median_s_theirs=med["theirs"],
@@ -236,7 +246,7 @@ def bench_one(name, precision, args):
     )
     check = ("skipped (dropout > 0)" if args.dropout else
              f"{'OK' if row['equal_loss'] else 'MISMATCH'} (|diff| {diff0:.2e} <= {TOLERANCE[precision]:g})")
-    print(f"[{name}/{precision}] batch {batch_size}x{args.seq}, {row['real_tokens']} real tokens, "
+    print(f"[{name}/{precision}] batch {batch_size}x{row['seq']}, {row['real_tokens']} real tokens, "
           f"{row['masked_tokens']} masked; step-0 loss ours {losses['ours'][0]:.6f} theirs "
           f"{losses['theirs'][0]:.6f} -> {check}; last loss ours {losses['ours'][-1]:.6f} "
           f"theirs {losses['theirs'][-1]:.6f}; median step ours {med['ours']:.3f}s theirs {med['theirs']:.3f}s; "
@@ -256,6 +266,11 @@ def main(argv=None):
                    help="give up looking for clean repetitions after this many timed ones (default 3 x --repeats)")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps per model first (step 0 is the loss check)")
     p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--min-length", type=int, default=0,
+                   help="draw every sequence's length uniformly from [MIN_LENGTH, --seq] (e.g. 30: a realistic spread, "
+                        "~38 %% padding); 0 (default): the pre-training data shape, ~10 %% short sequences")
+    p.add_argument("--unpad", choices=("on", "off"), default="on",
+                   help="ours with unpad_inputs (skip the padding; the default) or without")
     p.add_argument("--vocab", type=int, default=30522)
     p.add_argument("--tiny-batch", type=int, default=0, help="override the tiny batch size (default 32)")
     p.add_argument("--base-batch", type=int, default=0, help="override the base-shaped batch size (default 8)")
@@ -305,6 +320,8 @@ def main(argv=None):
     if any(r["medians_over"] == "all" for r in rows):
         print("WARNING: fewer than 3 clean repetitions for some rows (another process kept the CPU busy); their "
               "medians include contended steps — re-run on an idle machine.")
+    print(f"ours: unpad_inputs={args.unpad}; lengths: " + (f"uniform in [{args.min_length}, {args.seq}], padded to the "
+          "longest" if args.min_length else "pre-training shape (10 % short)"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(command=command, machine=machine, args=vars(args), results=rows), f, indent=1)

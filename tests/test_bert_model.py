@@ -81,14 +81,19 @@ def _hf_model(class_name, **config_overrides):
     return getattr(transformers, class_name)(config).eval()
 
 
-def _assert_outputs_match(a, b, keys, atol=1e-5):
+def _assert_outputs_match(a, b, keys, atol=1e-5, real=None):
+    """Outputs equal; with ``real`` (the attention mask), per-position outputs are compared at real tokens only
+    (an unpadded encoder returns zeros at the padding, where transformers' BERT leaves unused values)."""
+
+    def close(x, y, key):
+        if real is not None and x.dim() >= 2 and x.shape[:2] == real.shape:
+            x, y = x[real.bool()], y[real.bool()]
+        torch.testing.assert_close(x, y, atol=atol, rtol=0, msg=f"{key} differs")
+
     for key in keys:
         x, y = getattr(a, key), getattr(b, key)
-        if isinstance(x, tuple):
-            for xi, yi in zip(x, y, strict=True):
-                torch.testing.assert_close(xi, yi, atol=atol, rtol=0)
-        else:
-            torch.testing.assert_close(x, y, atol=atol, rtol=0, msg=f"{key} differs")
+        for xi, yi in zip(*((x, y) if isinstance(x, tuple) else ((x,), (y,))), strict=True):
+            close(xi, yi, key)
 
 
 HEAD_CASES = [
@@ -102,14 +107,17 @@ HEAD_CASES = [
 ]
 
 
+@pytest.mark.parametrize("unpad_inputs", [True, False])
 @pytest.mark.parametrize("class_name, overrides, keys", HEAD_CASES)
-def test_from_transformers_matches_outputs(class_name, overrides, keys):
+def test_from_transformers_matches_outputs(class_name, overrides, keys, unpad_inputs):
     hf = _hf_model(class_name, **overrides)
     ours = from_transformers(hf)
+    ours.config.unpad_inputs = unpad_inputs  # False: the padded layout, equal to transformers at every position
     assert type(ours).__name__ == "Lineage" + class_name.replace("BertLMHeadModel", "BertForCausalLM")
     inputs = batch()
     with torch.no_grad():
-        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys)
+        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys,
+                              real=inputs["attention_mask"] if unpad_inputs else None)
 
 
 @pytest.mark.parametrize("class_name, overrides, keys", HEAD_CASES)
@@ -120,7 +128,85 @@ def test_to_transformers_matches_outputs(class_name, overrides, keys):
     assert type(hf).__name__ == class_name
     inputs = batch()
     with torch.no_grad():
-        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys)
+        _assert_outputs_match(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True), keys,
+                              real=inputs["attention_mask"])
+
+
+def _padded_with_every_layout():
+    """Right padding, left padding, a hole, a row of one token and a row with no token at all."""
+    inputs = batch(B=5, T=9)
+    mask = torch.ones(5, 9, dtype=torch.long)
+    mask[0, 6:] = 0
+    mask[1, :3] = 0
+    mask[2, 4] = 0
+    mask[3, 1:] = 0
+    mask[4] = 0
+    inputs["attention_mask"] = mask
+    return inputs
+
+
+@pytest.mark.parametrize("per_sequence", [True, False])
+@pytest.mark.parametrize("training", [False, True])
+def test_skipping_the_padding_changes_nothing_at_real_tokens(training, per_sequence, monkeypatch):
+    """unpad_inputs runs the encoder on the real tokens only, attending within each packed sequence (CPU) or padded
+    back around one masked kernel (other devices): the states at real tokens, the MLM loss and every gradient equal
+    the padded layout's; the padding's states are 0."""
+    if not per_sequence:  # the path GPUs take
+        monkeypatch.setattr(modeling_lineage_bert.LineageBertAttention, "per_sequence_devices", ())
+    torch.manual_seed(0)
+    model = LineageBertForPreTraining(tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    model.train(training)
+    inputs = _padded_with_every_layout()
+    real = inputs["attention_mask"].bool()
+    labels = torch.full_like(inputs["input_ids"], -100)
+    labels[0, 2], labels[1, 5], labels[2, 8], labels[3, 0] = 7, 8, 9, 10
+    results = {}
+    for unpad_inputs in (True, False):
+        model.config.unpad_inputs = unpad_inputs
+        model.zero_grad()
+        out = model(**inputs, labels=labels, output_hidden_states=True, sparse_logits=True)
+        out.loss.backward()
+        results[unpad_inputs] = out, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    (fast, fast_grads), (slow, slow_grads) = results[True], results[False]
+    torch.testing.assert_close(fast.mlm_loss, slow.mlm_loss, atol=1e-6, rtol=0)
+    for a, b in zip(fast.hidden_states, slow.hidden_states, strict=True):
+        torch.testing.assert_close(a[real], b[real], atol=1e-5, rtol=0)
+        assert not a[~real].any()  # zeros at the padding
+    assert fast_grads.keys() == slow_grads.keys()
+    for name in fast_grads:
+        torch.testing.assert_close(fast_grads[name], slow_grads[name], atol=1e-5, rtol=1e-4, msg=name)
+
+
+def test_unpadded_attention_weights_and_checkpointing_match_the_padded_layout():
+    """output_attentions takes the masked path (weights need the (B, T) layout); activation checkpointing re-runs
+    unpadded layers with the same result."""
+    torch.manual_seed(0)
+    model = LineageBertModel(tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)).eval()
+    inputs = batch()
+    real = inputs["attention_mask"].bool()
+    with torch.no_grad():
+        fast = model(**inputs, output_attentions=True)
+        model.config.unpad_inputs = False
+        slow = model(**inputs, output_attentions=True)
+    for a, b in zip(fast.attentions, slow.attentions, strict=True):  # (B, nh, T, T): the real queries' rows
+        torch.testing.assert_close(a.transpose(1, 2)[real], b.transpose(1, 2)[real], atol=1e-6, rtol=0)
+    torch.testing.assert_close(fast.last_hidden_state[real], slow.last_hidden_state[real], atol=1e-5, rtol=0)
+
+    model.config.unpad_inputs = True
+    model.train()
+    plain = model(**inputs).last_hidden_state
+    plain[real].sum().backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad()
+    calls = enable_activation_checkpointing(model, model)
+    again = model(**inputs).last_hidden_state
+    again[real].sum().backward()
+    assert len(calls) == model.config.num_hidden_layers
+    torch.testing.assert_close(again, plain)
+    assert grads and grads.keys() == {n for n, p in model.named_parameters() if p.grad is not None}
+    for name, p in model.named_parameters():
+        if name in grads:
+            torch.testing.assert_close(p.grad, grads[name], msg=name)
 
 
 def test_pretraining_losses_match_transformers():
@@ -137,7 +223,8 @@ def test_pretraining_losses_match_transformers():
     torch.testing.assert_close(a.loss, b.loss, atol=1e-5, rtol=0)
     # With labels the logits keep transformers' shape (B, T, V) ...
     assert b.prediction_logits.shape == a.prediction_logits.shape == (3, 11, 99)
-    torch.testing.assert_close(b.prediction_logits, a.prediction_logits, atol=1e-5, rtol=0)
+    real = inputs["attention_mask"].bool()  # (at the padding: zeros in, the head's bias out)
+    torch.testing.assert_close(b.prediction_logits[real], a.prediction_logits[real], atol=1e-5, rtol=0)
     # ... and the opt-in sparse head returns them only where there are labels, with the same loss.
     assert sparse.prediction_logits.shape == (4, 99)
     torch.testing.assert_close(sparse.prediction_logits, a.prediction_logits[labels != -100], atol=1e-5, rtol=0)
@@ -189,7 +276,8 @@ model = transformers.BertForPreTraining.from_pretrained({str(tmp_path / 'exporte
 check = torch.load({str(tmp_path / 'check.pt')!r})
 with torch.no_grad():
     got = model(**check["inputs"]).prediction_logits
-print((got - check["expected"]).abs().max().item())
+real = check["inputs"]["attention_mask"].bool()  # (the padding's logits: the head's bias of zero states here)
+print((got - check["expected"])[real].abs().max().item())
 """,
         cwd=tmp_path,
     )

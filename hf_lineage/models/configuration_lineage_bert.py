@@ -71,6 +71,10 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     # Sentence-BERT): each sentence encoded on its own, mean-pooled to u and v, classified from
     # [u, v, |u - v|, u * v] as the static-vector families do. Single sentences are read the same way by both.
     pair_encoding: str = "cross"
+    # Skip the padding: with an attention_mask that has padding, the encoder runs its matmuls on the real tokens
+    # only (the outputs at padded positions are then zeros, where transformers' BERT leaves values nothing should
+    # read). False keeps the padded layout throughout.
+    unpad_inputs: bool = True
 
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
