@@ -14,8 +14,11 @@ def build_optimizer(model, args):
             continue
         (no_decay if param.ndim < 2 or "LayerNorm" in name or "layer_norm" in name else decay).append(param)
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=args.learning_rate, betas=(args.adam_beta1, args.adam_beta2),
-                             eps=args.adam_epsilon)
+    settings = dict(lr=args.learning_rate, betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_epsilon)
+    try:  # one fused kernel for all parameters (what Trainer's default "adamw_torch_fused" uses), where torch has one
+        return torch.optim.AdamW(groups, fused=True, **settings)
+    except RuntimeError:  # a device or dtype without the fused kernel
+        return torch.optim.AdamW(groups, **settings)
 
 
 # The positions a clock-driven learning-rate schedule is laid out over (--max-train-seconds): fine enough that the
