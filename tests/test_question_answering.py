@@ -78,13 +78,15 @@ def checkpoints(tmp_path_factory):
 # --------------------------------------------------------------------------- heads
 
 
-def test_bert_gives_transformers_start_and_end_logits_and_loss_with_the_same_weights():
+@pytest.mark.parametrize("unpad_inputs", [False, True])
+def test_bert_gives_transformers_start_and_end_logits_and_loss_with_the_same_weights(unpad_inputs):
     config = transformers.BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=37, max_position_embeddings=32, hidden_dropout_prob=0.0,
                                      attention_probs_dropout_prob=0.0)
     torch.manual_seed(0)
     reference = transformers.BertForQuestionAnswering(config).eval()
     ours = from_transformers(reference).eval()
+    ours.config.unpad_inputs = unpad_inputs
     input_ids = torch.randint(5, 60, (3, 12))
     attention_mask = torch.ones_like(input_ids)
     attention_mask[2, 8:] = 0
@@ -95,9 +97,18 @@ def test_bert_gives_transformers_start_and_end_logits_and_loss_with_the_same_wei
     inputs = dict(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids, **positions)
     expected, got = reference(**inputs), ours(**inputs)
     assert isinstance(got, transformers.modeling_outputs.QuestionAnsweringModelOutput)
-    torch.testing.assert_close(got.start_logits, expected.start_logits, atol=1e-5, rtol=0)
-    torch.testing.assert_close(got.end_logits, expected.end_logits, atol=1e-5, rtol=0)
-    torch.testing.assert_close(got.loss, expected.loss, atol=1e-5, rtol=0)
+    # Skipping the padding leaves zero states there, so the logits at padded positions (which neither head masks
+    # out of its softmax) differ from transformers' and the loss moves with them; at real tokens they are equal.
+    real = attention_mask.bool() if unpad_inputs else torch.ones_like(attention_mask, dtype=torch.bool)
+    torch.testing.assert_close(got.start_logits[real], expected.start_logits[real], atol=1e-5, rtol=0)
+    torch.testing.assert_close(got.end_logits[real], expected.end_logits[real], atol=1e-5, rtol=0)
+    if not unpad_inputs:
+        torch.testing.assert_close(got.loss, expected.loss, atol=1e-5, rtol=0)
+    else:  # the unpadded batch's loss: transformers' formula over our logits
+        loss_of = torch.nn.CrossEntropyLoss(ignore_index=12)
+        start, end = (p.clamp(0, 12) for p in (positions["start_positions"], positions["end_positions"]))
+        by_formula = (loss_of(got.start_logits, start) + loss_of(got.end_logits, end)) / 2
+        torch.testing.assert_close(got.loss, by_formula, atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("family", ["gpt", "nnlm", "word2vec", "svd", "elmo"])
