@@ -104,8 +104,8 @@ class LineageBertUnpadded:
     """Where the real tokens of a padded (B, T) batch are, so the encoder can skip the padding.
 
     The position-wise work (q/k/v and output projections, feed-forward, LayerNorms) runs on the N real tokens
-    packed as (N, C), sequence after sequence; a batch whose lengths spread from 30 to 128 tokens is ~40 % padding,
-    and that share of every matmul is saved. Attention either runs within each sequence on its packed tokens (on
+    packed as (N, C), sequence after sequence; a batch whose lengths spread from 30 to 128 tokens is about a third
+    padding, and that share of every matmul is saved. Attention either runs within each sequence on its packed tokens (on
     CPU) or gets the (B, T) layout back, padded with zeros and masked.
     """
 
@@ -212,7 +212,6 @@ class LineageBertAttention(nn.Module):
         if unpadded is not None:
             y = unpadded.gather(y)  # back to the real tokens: (N, A)
         return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), weights
-
 
     def _attend_within_each_sequence(self, qkv, lengths):
         """Attention over packed tokens, (N, 3A) -> (N, A), one sequence at a time: no padding, no mask.
