@@ -121,14 +121,15 @@ def timed(command, env) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def prepare(family, args, workdir: Path) -> tuple[Path, Path]:
-    """Train the family's tokenizer and write its tiny config once (a 1-step engine run), for both sides."""
+def prepare(family, args, workdir: Path) -> Path:
+    """Train the family's tokenizer and write its tiny config once (a 1-step engine run), for both sides: the folder
+    holds the tokenizer files and config.json side by side."""
     setup = workdir / f"setup_{family}"
     shutil.rmtree(setup, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "hf_lineage.pretrain", family, "--config", "tiny", "--train-file",
                     args.corpus, "--max-steps", "1", "--per-device-batch-size", str(args.batch), "--max-seq-length",
                     str(args.seq), "--output-dir", str(setup), "--report-to", "none"], check=True, capture_output=True)
-    return setup, setup  # tokenizer files and config.json sit side by side
+    return setup
 
 
 def run_pair(family, args, setup: Path, workdir: Path, order) -> dict:
@@ -192,7 +193,7 @@ def main(argv=None):
           flush=True)
     rows = {}
     for family in args.families.split(","):
-        setup, _ = prepare(family, args, workdir)
+        setup = prepare(family, args, workdir)
         reps = []
         for rep in range(args.repeats):
             order = ("engine", "trainer") if rep % 2 == 0 else ("trainer", "engine")
