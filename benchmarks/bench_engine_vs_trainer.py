@@ -23,7 +23,6 @@ tokenization. Repetitions alternate which side runs first; medians.
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -33,15 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_bert_pretraining import cpu_model_name  # noqa: E402
+
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/data/wikitext-2/wiki.train.tokens"
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or "unknown"
 
 
 def engine_settings(family: str, steps: int, batch: int, seq: int) -> dict:
@@ -188,7 +182,7 @@ def main(argv=None):
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench_engine_trainer_"))
     workdir.mkdir(parents=True, exist_ok=True)
-    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); torch {torch.__version__}, transformers "
+    print(f"CPU: {cpu_model_name()} ({os.cpu_count()} logical CPUs); torch {torch.__version__}, transformers "
           f"{transformers.__version__}; corpus {args.corpus}; {args.steps} steps of {args.batch} x {args.seq}",
           flush=True)
     rows = {}
@@ -216,7 +210,7 @@ def main(argv=None):
             print(f"| {family} | {side} | {tokens:,} | {m['wall']:.1f} | {m['loop']:.1f} | {m['cpu']:.1f} | "
                   f"{m['tokens_per_s']:,.0f} | {ratio} |")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(args=vars(args), cpu=cpu_model(), rows=rows), indent=1))
+        Path(args.json).write_text(json.dumps(dict(args=vars(args), cpu=cpu_model_name(), rows=rows), indent=1))
     return 0
 
 
