@@ -10,6 +10,7 @@
 
 __version__ = "0.1.0.dev0"
 
+from . import checkpoints  # noqa: F401  (hf_lineage.checkpoints.path("bert"): the shipped pretrained folders)
 from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
 from .registry import FAMILIES, AutoModelForIntentAndSlots, intent_and_slots_model_class, register_all
@@ -35,5 +36,6 @@ def __getattr__(name):
 def __dir__():
     return sorted({*globals(), *_LAZY})
 
-__all__ = ["AutoModelForIntentAndSlots", "ContextualVectors", "FAMILIES", "WordVectors", "intent_and_slots_model_class",
+__all__ = ["AutoModelForIntentAndSlots", "ContextualVectors", "FAMILIES", "WordVectors", "checkpoints",
+           "intent_and_slots_model_class",
            "register_all", "train_svd", "train_word2vec", *_models_all]

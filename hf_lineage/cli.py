@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=experiment.__doc__.split("\n")[0])
     experiment.build_parser(lineage_parser)
     lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
+    from .lineage import checkpoints as checkpoints_cli
+
+    checkpoints_parser = commands.add_parser(
+        "checkpoints", help="the shipped pretrained checkpoints: list them, or build them anew",
+        description=checkpoints_cli.__doc__.split("\n")[0])
+    checkpoints_cli.build_parser(checkpoints_parser)
+    checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
     from .analysis import cli as analysis_cli
 
     analyze_parser = commands.add_parser(

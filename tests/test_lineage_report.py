@@ -312,9 +312,8 @@ def test_report_pretraining_table_perplexities(tmp_path):
 def test_report_claims_variants_plots_and_caveats(tmp_path):
     results = full_results(tmp_path)
     text = open(write_report(results, tmp_path), encoding="utf-8").read()
-    for found in results["claims"]:
-        assert f"### {['understanding_order', 'bidirectional', 'pretraining_helps'].index(found['id']) + 1}. " \
-               f"{found['claim']}" in text
+    for number, found in enumerate(results["claims"], 1):
+        assert f"### {number}. {found['claim']}" in text
         assert f"**Verdict: {found['verdict']}.**" in text and found["evidence"] in text
     header, rows = table_rows(text, "| family | variant |")
     assert header[2:] == ["labeling (accuracy)", "classification (accuracy)", "pairs (accuracy)"]  # no generation
@@ -371,3 +370,36 @@ def test_write_plots_skips_plots_without_data(tmp_path):
     results["pretraining"]["gpt"] = {"status": "failed", "error": "boom"}
     assert write_plots(results, tmp_path / "b") == ["downstream_scores.png", "frozen_vs_finetuned.png"]
     assert_png(tmp_path / "b" / "downstream_scores.png")
+
+
+def test_contextual_beats_static_and_one_seed_verdicts():
+    """The claims of issue 32: each contextual family against the best static one on the tasks that need context,
+    and pretrained against scratch below the main table's size; a verdict from one seed is only "suggested"."""
+    from hf_lineage.lineage.claims import _claim
+
+    results = make_results({"labeling": {f: s for f, s in ORDERED.items()}})
+    results["tasks"]["shift"] = {"metric": "accuracy", "understanding": True, "needs_context": True,
+                                 "validation_examples": 1000}
+    for family, score in {"nnlm": 0.55, "word2vec": 0.60, "elmo": 0.70, "gpt": 0.75, "bert": 0.50}.items():
+        results["finetuning"].append({"family": family, "task": "shift", "variant": "frozen", "main": True,
+                                      "status": "ok", "score": score})
+    found = claim(results, "contextual_beats_static")
+    outcomes = {c["family"]: c["outcome"] for c in found["comparisons"]}
+    assert outcomes == {"elmo": "holds", "gpt": "holds", "bert": "reversed"}
+    assert found["verdict"] == "inconclusive" and "static (word2vec) 0.600 < ELMo 0.700" in found["evidence"]
+    assert all(c["task"] == "shift" for c in found["comparisons"])  # labeling does not need context
+    one_seed = {"outcome": "holds (one seed)", "seed_differences": [0.1]}
+    assert _claim("contextual_beats_static", "confirmed", "", [one_seed])["verdict"] == "suggested (one seed)"
+    assert _claim("contextual_beats_static", "not confirmed", "", [one_seed])["verdict"] == "contradicted (one seed)"
+
+
+def test_pretraining_helps_small_compares_every_curve_size_below_the_main_one():
+    results = make_results({"labeling": {f: s for f, s in ORDERED.items()}})
+    results["main_train_size"], results["curve_sizes"] = 1000, [100, 300, 1000]
+    for variant, scores in (("finetuned", (0.70, 0.75)), ("scratch", (0.50, 0.74))):
+        for size, score in zip((100, 300), scores):
+            results["finetuning"].append({"family": "gpt", "task": "labeling", "variant": variant, "status": "ok",
+                                          "score": score, "train_size": size, "main": False})
+    found = claim(results, "pretraining_helps_small")
+    assert [(c["size"], c["outcome"]) for c in found["comparisons"]] == [(100, "holds"), (300, "within noise")]
+    assert found["verdict"] == "inconclusive" and "GPT on labeling @100: +0.200" in found["evidence"]

@@ -322,3 +322,57 @@ def test_mean_and_spread():
     assert spread == (2.0, 1.0, 1.0, 3.0)
     assert spread._asdict() == {"mean": 2.0, "std": 1.0, "min": 1.0, "max": 3.0}
     assert S.mean_and_spread([0.5]).std is None
+
+
+# --------------------------------------------------------------------------- seeds and units together
+
+
+def test_the_seed_and_unit_bootstrap_is_the_paired_bootstrap_with_one_seed_and_widens_with_seed_noise():
+    rng = np.random.default_rng(0)
+    gold_a = (rng.random(400) < 0.7).astype(float)
+    gold_b = (rng.random(400) < 0.6).astype(float)
+    one = S.seed_and_unit_difference([gold_a], [gold_b], "accuracy", n=2000, seed=1)
+    paired = S.paired_bootstrap_difference(gold_a, gold_b, "accuracy", n=2000, seed=1)
+    assert one.difference == pytest.approx(paired.difference)
+    assert one.low == pytest.approx(paired.low, abs=0.01) and one.high == pytest.approx(paired.high, abs=0.01)
+    # Three seeds of system a that disagree (0.55, 0.70, 0.85 on the same units): the interval must be wider than
+    # the units-only interval of their average.
+    seeds = [(rng.random(400) < p).astype(float) for p in (0.55, 0.70, 0.85)]
+    both = S.seed_and_unit_difference(seeds, [gold_b], "accuracy", n=2000, seed=1)
+    units_only = S.paired_bootstrap_difference(np.mean(seeds, axis=0), gold_b, "accuracy", n=2000, seed=1)
+    assert both.difference == pytest.approx(units_only.difference)
+    assert both.high - both.low > 1.5 * (units_only.high - units_only.low)
+    low, high = S.seed_and_unit_interval("accuracy", seeds, n=2000, seed=1)
+    assert low < 0.6 and high > 0.8  # the seeds' spread is inside the interval
+    with pytest.raises(ValueError, match="same units"):
+        S.seed_and_unit_difference([gold_a], [gold_b[:10]], "accuracy")
+
+
+def _scored(seed_scores, units=400, seed=0):
+    """A Scored whose seeds are 0/1 arrays with the given accuracies (exactly, on ``units`` units)."""
+    from hf_lineage.lineage.scoring import Scored
+
+    rng = np.random.default_rng(seed)
+    values = []
+    for score in seed_scores:
+        row = np.zeros(units)
+        row[rng.permutation(units)[:round(score * units)]] = 1
+        values.append(row)
+    return Scored({"seed_scores": [float(v.mean()) for v in values]}, np.mean(values, axis=0), values)
+
+
+def test_a_difference_holds_only_beyond_the_interval_every_seed_and_the_seed_spread():
+    from hf_lineage.lineage.scoring import compare
+
+    baseline = _scored([0.50])  # deterministic: compared with every seed of the other side
+    steady = _scored([0.70, 0.71, 0.69], seed=1)
+    result = compare("shift", steady, baseline)
+    assert result["outcome"] == "holds" and len(result["seed_differences"]) == 3
+    assert result["seed_spread"] == pytest.approx(0.01, abs=1e-9)
+    # Every seed above the baseline and the pooled interval above 0, but the seeds scatter more than the gap:
+    # not decided.
+    scattered = _scored([0.51, 0.60, 0.75], seed=2)
+    assert compare("shift", scattered, _scored([0.50] * 3, seed=3))["outcome"] == "within noise"
+    # One seed: the seed spread is unknown, so the outcome says so.
+    assert compare("shift", _scored([0.70]), baseline)["outcome"] == "holds (one seed)"
+    assert compare("shift", baseline, _scored([0.70]))["outcome"] == "reversed (one seed)"

@@ -12,21 +12,18 @@ import math
 from collections import Counter
 
 from .baselines import TRAINED_BASELINES
+from .scoring import DECISION_RULE
 
 FAMILY_NAMES = {"svd": "PPMI-SVD", "nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT",
                 "bert": "BERT"}
 
 NOISE_RULE = (
-    "Two scores are compared on the same validation units: the paired bootstrap (1,000 resamples of the units — "
-    "sentences for labeling — scoring both systems on each) gives a 95 % interval of the difference, and with "
-    "several seeds each seed's difference is computed too. A claimed a < b holds when the interval lies above 0 and "
-    "every seed agrees; it is reversed in the mirror case, and within noise otherwise. (Results without per-unit "
-    "predictions, e.g. written by hand, fall back to a noise band: for a metric that is an accuracy over n "
-    "validation units (words "
-    "for labeling, examples otherwise), margin = 1.96 · sqrt(p(1 − p) · 2 / n) with p = (a + b) / 2 — two independent "
-    "binomial proportions, normal approximation, about 95 %. A claimed a < b holds when b − a > margin, is reversed "
-    "when a − b > margin, and is within noise otherwise. A metric that is not an accuracy gets margin 0 (no noise "
-    "estimate). Only understanding tasks count, and only cells that ran to the end."
+    DECISION_RULE + " (Results without per-unit predictions, e.g. written by hand, fall back to a noise band: for a "
+    "metric that is an accuracy over n validation units (words for labeling, examples otherwise), margin = 1.96 · "
+    "sqrt(p(1 − p) · 2 / n) with p = (a + b) / 2 — two independent binomial proportions, normal approximation, about "
+    "95 %. A claimed a < b holds when b − a > margin, is reversed when a − b > margin, and is within noise otherwise. "
+    "A metric that is not an accuracy gets margin 0 (no noise estimate).) Only understanding tasks count, and only "
+    "cells that ran to the end."
 )
 CLAIMS = {
     "understanding_order": (
@@ -62,6 +59,21 @@ CLAIMS = {
         "with each word's most frequent tag). Confirmed: every family holds on every task. Not confirmed: some family is "
         "reversed on some task. Inconclusive: anything else. The bag-of-words logistic regressions are shown "
         "beside it, but are trained models, not trivial baselines. ",
+    ),
+    "contextual_beats_static": (
+        "Contextual representations beat static word vectors on tasks that need context.",
+        "On each task built to need context (a bag of words stays near the majority class: bigram shift, one word "
+        "in two contexts), each contextual family (ELMo, GPT, BERT; the main table's cells, each family used as its "
+        "paper used it) against the best static family on that task (NNLM, word2vec and, when run, PPMI-SVD: "
+        "generous to static vectors). Confirmed: more than half of the comparisons hold and none is reversed. Not "
+        "confirmed: more than half reversed. Inconclusive: anything else. ",
+    ),
+    "pretraining_helps_small": (
+        "With 100 and 300 labelled examples, pretraining beats training from scratch.",
+        "On the learning-curve tasks, for every family and every labelled-set size below the main table's: the "
+        "pretrained cell against the from-scratch cell of the same architecture. Confirmed: more than half of the "
+        "comparisons hold and none is reversed. Not confirmed: more than half reversed. Inconclusive: anything "
+        "else. ",
     ),
     "little_data": (
         "Pretraining helps most when labelled data is scarce.",
@@ -203,8 +215,17 @@ def _describe(comparison):
             f"{comparison['higher_score']:.3f} ({comparison['outcome']}, {_margin_text(comparison)})")
 
 
+def _base(outcome):
+    """"holds (one seed)" counts as "holds" for a verdict, which ``_claim`` then marks as one seed's."""
+    return outcome.removesuffix(" (one seed)")
+
+
+def _counts(comparisons):
+    return Counter(_base(c["outcome"]) for c in comparisons)
+
+
 def _tally(comparisons):
-    counts = Counter(c["outcome"] for c in comparisons)
+    counts = _counts(comparisons)
     return (f"{counts['holds']} of {len(comparisons)} comparisons hold, {counts['reversed']} reversed, "
             f"{counts['within noise']} within noise.")
 
@@ -213,7 +234,7 @@ def _majority_verdict(comparisons):
     """The verdict shared by the claims that are a set of like comparisons."""
     if not comparisons:
         return "not tested"
-    counts = Counter(c["outcome"] for c in comparisons)
+    counts = _counts(comparisons)
     if counts["holds"] > len(comparisons) / 2 and not counts["reversed"]:
         return "confirmed"
     if counts["reversed"] > len(comparisons) / 2:
@@ -221,8 +242,16 @@ def _majority_verdict(comparisons):
     return "inconclusive"
 
 
+ONE_SEED_VERDICTS = {"confirmed": "suggested (one seed)", "not confirmed": "contradicted (one seed)"}
+
+
 def _claim(claim_id, verdict, evidence, comparisons):
+    """A verdict that rests on one seed's comparisons cannot be "confirmed": without several seeds the seed spread
+    is unknown, so it becomes "suggested (one seed)" (or "contradicted (one seed)")."""
     sentence, rule = CLAIMS[claim_id]
+    if any(c["outcome"].endswith("(one seed)") for c in comparisons) or any(
+            len(c.get("seed_differences") or []) == 1 for c in comparisons):
+        verdict = ONE_SEED_VERDICTS.get(verdict, verdict)
     return {"id": claim_id, "claim": sentence, "rule": rule + NOISE_RULE, "verdict": verdict, "evidence": evidence,
             "comparisons": comparisons}
 
@@ -270,7 +299,7 @@ def _understanding_order(results, main, scored=None):
     # A pair reversed on most of the tasks where it was compared.
     pairs = sorted({c["pair"] for c in comparisons}, key=lambda p: [groups.index(g) for g in p.split("<")])
     pair_reversed = [p for p in pairs
-                     if sum(c["outcome"] == "reversed" for c in comparisons if c["pair"] == p)
+                     if sum(_base(c["outcome"]) == "reversed" for c in comparisons if c["pair"] == p)
                      > sum(c["pair"] == p for c in comparisons) / 2]
     # The order of the averages, over the tasks on which every group with a score has one.
     common = [t for t, s in scores.items() if s and all(g in s for g in groups_with_scores)]
@@ -285,7 +314,7 @@ def _understanding_order(results, main, scored=None):
                         + (" (out of the claimed order)." if average_out_of_order else " (in the claimed order)."))
     else:
         average_text = "No task has scores for every group, so there is no averaged order."
-    any_reversed = any(c["outcome"] == "reversed" for c in comparisons)
+    any_reversed = any(_base(c["outcome"]) == "reversed" for c in comparisons)
 
     verdict = _majority_verdict(comparisons)
     if verdict != "confirmed":
@@ -380,10 +409,10 @@ def _beats_baselines(results, by_variant, scored, baselines):
                                         family=family))
     if not comparisons:
         return _claim("beats_baselines", "not tested", "No understanding task has both baselines and scores.", [])
-    counts = Counter(c["outcome"] for c in comparisons)
+    counts = _counts(comparisons)
     verdict = ("confirmed" if counts["holds"] == len(comparisons) else
                "not confirmed" if counts["reversed"] else "inconclusive")
-    below = [f"{c['higher']} on {c['task']}" for c in comparisons if c["outcome"] != "holds"]
+    below = [f"{c['higher']} on {c['task']}" for c in comparisons if _base(c["outcome"]) != "holds"]
     evidence = _tally(comparisons) + (f" Not beating the baseline: {', '.join(below)}." if below else "")
     return _claim("beats_baselines", verdict, evidence, comparisons)
 
@@ -413,13 +442,63 @@ def _little_data(results, scored):
                      f"{large} ({first['outcome']} at {small})")
     if not comparisons:
         return _claim("little_data", "not tested", "No family has both learning curves at two sizes.", [])
-    supported = sum(c["outcome"] == "holds" and c["shrinks"] for c in comparisons)
-    reversed_ = sum(c["outcome"] == "reversed" for c in comparisons)
+    supported = sum(_base(c["outcome"]) == "holds" and c["shrinks"] for c in comparisons)
+    reversed_ = sum(_base(c["outcome"]) == "reversed" for c in comparisons)
     verdict = ("confirmed" if supported > len(comparisons) / 2 else
                "not confirmed" if reversed_ > len(comparisons) / 2 else "inconclusive")
     evidence = "; ".join(texts) + f". {supported} of {len(comparisons)} show a real gain at the smallest size that " \
         "shrinks with more data."
     return _claim("little_data", verdict, evidence, comparisons)
+
+
+def _contextual_beats_static(results, main, scored=None):
+    comparisons, texts = [], []
+    for task_name, task in results["tasks"].items():
+        if not (task.get("understanding") and task.get("needs_context")):
+            continue
+        static = [(f, _score(main.get((f, task_name)))) for f in ("svd", "nnlm", "word2vec")]
+        static = [(f, score) for f, score in static if score is not None]
+        if not static:
+            continue
+        best_static, static_score = max(static, key=lambda fs: fs[1])
+        for family in ("elmo", "gpt", "bert"):
+            cell = main.get((family, task_name))
+            if _score(cell) is None:
+                continue
+            comparison = _compare(task_name, task, f"static ({_name(best_static)})", static_score, _name(family),
+                                  _score(cell), units=(_units(scored, main[(best_static, task_name)]),
+                                                       _units(scored, cell)), family=family)
+            comparisons.append(comparison)
+            texts.append(f"{task_name}: {_describe(comparison)}")
+    if not comparisons:
+        return _claim("contextual_beats_static", "not tested",
+                      "No context task has both a static and a contextual family's score.", [])
+    return _claim("contextual_beats_static", _majority_verdict(comparisons), "; ".join(texts) + ". "
+                  + _tally(comparisons), comparisons)
+
+
+def _pretraining_helps_small(results, scored=None):
+    main_size = results.get("main_train_size")
+    comparisons, texts = [], []
+    for (task_name, family), sides in _curves(results).items():
+        pretrained = next((v for v in sides if v != "scratch"), None)
+        if pretrained is None or "scratch" not in sides:
+            continue
+        for size in sorted(set(sides[pretrained]) & set(sides["scratch"])):
+            if main_size is not None and size >= main_size:
+                continue
+            scratch, trained = sides["scratch"][size], sides[pretrained][size]
+            comparison = _compare(task_name, results["tasks"][task_name], f"{_name(family)} scratch @{size}",
+                                  _score(scratch), f"{_name(family)} {pretrained} @{size}", _score(trained),
+                                  units=(_units(scored, scratch), _units(scored, trained)), family=family, size=size)
+            comparisons.append(comparison)
+            texts.append(f"{_name(family)} on {task_name} @{size}: {_score(trained) - _score(scratch):+.3f} "
+                         f"({comparison['outcome']}, {_margin_text(comparison)})")
+    if not comparisons:
+        return _claim("pretraining_helps_small", "not tested",
+                      "No family has a pretrained and a from-scratch cell below the main table's size.", [])
+    return _claim("pretraining_helps_small", _majority_verdict(comparisons), "; ".join(texts) + ". "
+                  + _tally(comparisons), comparisons)
 
 
 def _curves(results):
@@ -451,6 +530,8 @@ def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict |
               _pretraining_helps(results, by_variant, main, scored)]
     if results.get("baselines"):
         claims.append(_beats_baselines(results, by_variant, scored, baselines))
+    claims.append(_contextual_beats_static(results, main, scored))
     if results.get("curve_sizes"):
+        claims.append(_pretraining_helps_small(results, scored))
         claims.append(_little_data(results, scored))
     return claims

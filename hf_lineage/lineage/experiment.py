@@ -81,11 +81,15 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     seeds = [args.seed + i for i in range(args.seeds)]
     main_size = args.task_train or scale.task_train
     curve_sizes = sorted(set(scale.curve_sizes if args.curve_sizes is None else args.curve_sizes) - {main_size})
-    with process_state().main_process_first():  # the main process writes the corpus files, the others read them
-        corpus = prepare_corpus(args, scale, out / "data")
+    pretraining_anew = pretrains(args)
+    if pretraining_anew:
+        with process_state().main_process_first():  # the main process writes the corpus files, the others read them
+            corpus = prepare_corpus(args, scale, out / "data")
+    else:
+        corpus = shipped_corpus(families, args)
     cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks)
-    stages = Stages(out, len(tasks) + len(families) * len(seeds) + probing_wanted(tasks) + len(cells) * len(seeds),
-                    args.rerun)
+    stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
+                    + len(cells) * len(seeds), args.rerun)
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -97,9 +101,12 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     pretraining = {family: [] for family in families}
     for seed in seeds:
         for family in families:
-            record = run_pretraining_stage(stages, family, seed, args, scale, corpus)
+            if pretraining_anew:
+                record = run_pretraining_stage(stages, family, seed, args, scale, corpus)
+                clock["pretraining"] += 0 if record["reused"] else record["seconds"] or 0  # this invocation's time
+            else:  # every seed fine-tunes the same pretrained weights: the seeds vary the fine-tuning only
+                record = shipped_record(family, seed, args)
             pretraining[family].append(record)
-            clock["pretraining"] += 0 if record["reused"] else record["seconds"] or 0  # this invocation's time
     probes = run_probing_stage(stages, pretraining, args.seed) if probing_wanted(tasks) else None
     if probes is not None:
         clock["probes"] = 0 if probes["reused"] else probes["seconds"] or 0
@@ -113,7 +120,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     results = {
         "version": __version__, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command, "machine": machine(), "scale": args.scale, "seeds": seeds,
-        "budget": describe_budget(args, scale, corpus["train_words"]),
+        "budget": describe_budget(args, scale, corpus["train_words"]) if pretraining_anew else corpus["budget"],
+        "pretrained_anew": bool(pretraining_anew),
         "corpus": {"name": corpus["name"], "train_words": corpus["train_words"],
                    "validation_words": corpus["validation_words"], "license": corpus["license"]},
         "families": families, "tasks": describe_tasks(tasks, task_data, args, main_size),
@@ -142,6 +150,47 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         stages.print(f"finished in {results['seconds_total']:.0f} s: {out / 'report.md'}")
     stages.state.wait_for_everyone()
     return results
+
+
+def pretrains(args: LineageArguments) -> bool:
+    """Whether this run pretrains the families itself: ``--pretrain``, or any option that only pretraining reads
+    (a corpus, a budget, a scale other than the shipped checkpoints' tiny one)."""
+    return bool(args.pretrain or args.corpus or args.validation_corpus or args.dataset_name or args.budget_words
+                or args.budget_seconds or args.scale != "tiny")
+
+
+def checkpoint_folder(family: str, args: LineageArguments) -> Path:
+    from .. import checkpoints
+
+    if args.checkpoints:
+        return Path(args.checkpoints) / family
+    return checkpoints.path(family)
+
+
+def shipped_record(family: str, seed: int, args: LineageArguments) -> dict:
+    """A family's pretraining record when the run fine-tunes a pretrained folder (the shipped checkpoint, or
+    ``--checkpoints``' own) instead of pretraining: its ``pretraining.json``, as the pretraining stage reports it."""
+    folder = checkpoint_folder(family, args)
+    record_file = folder / "pretraining.json"
+    record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    return {"config": None, "objective": None, "parameters": None, "validation": {}, "curve": [], "eval_curve": [],
+            "steps": None, "words_seen": None, "train_seconds": None, **record, "model": str(folder),
+            "status": "ok", "error": None, "reused": True, "seconds": 0.0, "seed": seed,
+            "pretraining_seed": record.get("seed"), "shipped": not args.checkpoints}
+
+
+def shipped_corpus(families: list[str], args: LineageArguments) -> dict:
+    """The corpus and budget the pretrained folders record (the first family's; the build gives all the same)."""
+    record = shipped_record(families[0], args.seed, args)
+    corpus, budget = record.get("corpus") or {}, dict(record.get("budget") or {})
+    where = "the checkpoints shipped with hf_lineage" if not args.checkpoints else f"the checkpoints in {args.checkpoints}"
+    budget["description"] = (f"{where}, pretrained once by `hf-lineage checkpoints build`: "
+                             + (budget.get("description") or "budget not recorded")
+                             + f" on {record.get('machine') or 'an unrecorded machine'}")
+    budget["kind"] = "shipped" if not args.checkpoints else "checkpoints"
+    return {"name": ", ".join(corpus.get("files") or []) or "not recorded", "license": corpus.get("license"),
+            "train_words": corpus.get("train_words") or 0, "validation_words": corpus.get("validation_words"),
+            "train": [], "validation": [], "budget": budget}
 
 
 def run_baselines(tasks, task_data, main_size, seed) -> tuple[dict, dict]:
@@ -264,7 +313,8 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
 def expected_cost(spec: dict) -> tuple:
     """A cell's rough place in the running times measured at the tiny scale (docs/lineage.md): generation cells
     longest, then ELMo's (its projected LSTMs have no oneDNN kernel), then pairs (two sentences), then larger sets."""
-    return (spec["task"] == "generation", spec["family"] == "elmo", spec["task"] == "pairs", spec["train_size"])
+    kind = TASKS[spec["task"]].kind
+    return (kind == "generation", spec["family"] == "elmo", kind == "sentence_pairs", spec["train_size"])
 
 
 def finetuning_workers(args) -> int:
@@ -318,6 +368,7 @@ def describe_tasks(tasks, task_data, args, main_size) -> dict:
         main = subsets.get(main_size) or subsets.get(str(main_size)) or {}
         info[task] = {"kind": TASKS[task].kind, "dataset": TASKS[task].dataset, "source": data["source"],
                       "metric": TASKS[task].metric, "understanding": TASKS[task].understanding,
+                      "needs_context": TASKS[task].needs_context,
                       "train_examples": main.get("examples"), "added_for_labels": main.get("added_for_labels"),
                       "subsets": subsets, "dev_examples": data.get("dev_examples"),
                       "validation_examples": data.get("validation_examples"),
@@ -432,6 +483,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "report their mean and spread (default: %(default)s)")
     add("--mixed-precision", choices=["no", "bf16", "fp16"], help="default: the scale's")
     add("--seed", type=int, default=0)
+    add("--pretrain", action="store_true",
+        help="pretrain every family anew on --corpus (default: the embedded WikiText-2 sample) with --budget-* "
+             "instead of fine-tuning the shipped checkpoints (implied by --corpus, --dataset-name, --budget-* and "
+             "--scale small/base)")
+    add("--checkpoints", metavar="DIR", help="fine-tune the pretrained folders DIR/<family> (e.g. written by "
+        "`hf-lineage checkpoints build --output-dir DIR`) instead of the shipped ones")
     add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
     return parser

@@ -56,10 +56,11 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen")
     data_args = DataTrainingArguments(
         train_file=data["train"], validation_file=data["dev"], test_file=data["validation"], max_seq_length=256,
-        metric="accuracy" if task == "labeling" else "auto",
-        # Paraphrase is symmetric: GPT's similarity transformation (both orders, summed), as its paper did for MRPC.
-        pair_task="similarity" if task == "pairs" else None, max_target_length=scale.max_target_length,
-        pair_encoding=(args.pair_encoding or scale.pair_encoding) if task == "pairs" else None)
+        metric="accuracy" if spec.kind == "sequence_labeling" else "auto",
+        # A symmetric pair (paraphrase; one word in two sentences): GPT's similarity transformation (both orders,
+        # summed), as its paper did for MRPC.
+        pair_task=spec.pair_task, max_target_length=scale.max_target_length,
+        pair_encoding=(args.pair_encoding or scale.pair_encoding) if spec.kind == "sentence_pairs" else None)
     mixed_precision = args.mixed_precision or scale.mixed_precision
     generating = spec.kind == "generation"
     arguments_class = Seq2SeqTrainingArguments if generating else TrainingArguments

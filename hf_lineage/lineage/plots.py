@@ -25,9 +25,11 @@ PLOT_CAPTIONS = {
                            "scratch (dashed), with 95 % bootstrap bands; dotted lines are the baselines.",
     "pretraining_curves.png": "Pretraining: training loss against words seen, one panel per family (the objectives "
                               "differ, so the losses are not on one scale); dots: validation loss.",
-    "downstream_scores.png": "Downstream scores per task, each family used as its paper uses it (the main table).",
+    "downstream_scores.png": "Downstream scores per task, each family used as its paper uses it (the main table), "
+                             "with 95 % intervals over seeds and validation units; black lines are the baselines.",
     "frozen_vs_finetuned.png": "Understanding tasks: the pretrained network frozen (only the task head / task "
-                               "encoder trained), fine-tuned, and the same architecture trained from scratch.",
+                               "encoder trained), fine-tuned, and the same architecture trained from scratch, with "
+                               "95 % intervals.",
 }
 
 
@@ -125,14 +127,36 @@ def _downstream_scores(plt, results, path):
                 x = j - 0.4 + width * (i + 0.5)
                 score = _score(cell)
                 if score is not None:
-                    ax.bar(x, score, width, color=FAMILY_COLORS.get(family), label=_name(family))
+                    ax.bar(x, score, width, color=FAMILY_COLORS.get(family), label=_name(family),
+                           **_error_bar(cell, score))
                 _bar_label(ax, x, score, (cell or {}).get("status"))
+        for j, task_name in enumerate(task_names):  # each baseline as a line across its task's bars
+            for k, baseline in enumerate((results.get("baselines") or {}).get(task_name) or []):
+                if baseline.get("score") is not None:
+                    ax.hlines(baseline["score"], j - 0.45, j + 0.45, colors="black",
+                              linestyles=BASELINE_STYLES[k % len(BASELINE_STYLES)], linewidth=1,
+                              label=f"baseline: {baseline['name']}")
         ax.set_xticks(range(len(task_names)))
         ax.set_xlim(-0.5, len(task_names) - 0.5)
         ax.set_xticklabels(task_names, fontsize=8)
         _score_axis(ax, metric, f"{metric} (main variant)")
-    _finish_bar_figure(plt, fig, axes, [_name(f) for f in families], "Downstream scores per task", path)
+    baseline_labels = [f"baseline: {b['name']}" for rows in (results.get("baselines") or {}).values() for b in rows]
+    _finish_bar_figure(plt, fig, axes, [_name(f) for f in families] + list(dict.fromkeys(baseline_labels)),
+                       "Downstream scores per task (error bars: 95 % interval over seeds and validation units)", path)
     return True
+
+
+BASELINE_STYLES = ("dotted", "dashed", "dashdot")
+
+
+def _error_bar(cell, score):
+    """``yerr`` for a bar: its 95 % interval (over seeds and validation units), as distances from the score."""
+    interval = (cell or {}).get("interval")
+    if not interval or any(v is None for v in interval):
+        return {}
+    low, high = interval
+    return {"yerr": [[max(score - low, 0.0)], [max(high - score, 0.0)]], "capsize": 2,
+            "error_kw": {"elinewidth": 0.8}}
 
 
 def _score_axis(ax, metric, title):
@@ -171,7 +195,7 @@ def _frozen_vs_finetuned(plt, results, path):
                 x = j - 0.4 + width * (i + 0.5)
                 score = _score(cell)
                 if score is not None:
-                    ax.bar(x, score, width, color=VARIANT_COLORS[variant], label=variant)
+                    ax.bar(x, score, width, color=VARIANT_COLORS[variant], label=variant, **_error_bar(cell, score))
                 _bar_label(ax, x, score, (cell or {}).get("status"))
         ax.set_xticks(range(len(families)))
         ax.set_xlim(-0.5, len(families) - 0.5)

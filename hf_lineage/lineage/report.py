@@ -235,10 +235,19 @@ def _summary(results):
         time_text = (f"{stage_seconds / 60:.1f} minutes ({stage_seconds:,.0f} s) of stages, {seconds:,.0f} s of "
                      "them in this invocation (the others reused from an earlier run)")
     machine = results.get("machine") or "an unrecorded machine"
+    if results.get("pretrained_anew", True):
+        pretrained_text = (
+            f"`hf-lineage lineage` pretrained {len(families)} "
+            f"{'family' if len(families) == 1 else 'families'} ({', '.join(_name(f) for f in families)}) at scale "
+            f"`{results.get('scale', '?')}` on {corpus_text}, each with the same budget: {budget_text}.")
+    else:
+        pretrained_text = (
+            f"`hf-lineage lineage` fine-tuned {len(families)} pretrained "
+            f"{'family' if len(families) == 1 else 'families'} ({', '.join(_name(f) for f in families)}) — "
+            f"{budget_text} — on {corpus_text}. Every seed fine-tunes the same pretrained weights, so the seeds "
+            "measure fine-tuning noise, not pretraining noise (`--pretrain --seeds N` pretrains each seed anew).")
     return (
-        f"`hf-lineage lineage` pretrained {len(families)} "
-        f"{'family' if len(families) == 1 else 'families'} ({', '.join(_name(f) for f in families)}) at scale "
-        f"`{results.get('scale', '?')}` on {corpus_text}, each with the same budget: {budget_text}. It then "
+        f"{pretrained_text} It then "
         f"trained each on {len(tasks)} task {'type' if len(tasks) == 1 else 'types'} — {task_text} — with the "
         f"recipes' code. Seeds {', '.join(map(str, results.get('seeds') or [results.get('seed', '?')]))}; "
         f"{time_text} on {machine}. Command: "
@@ -263,7 +272,8 @@ def _main_table(results, notes):
             text = _score_cell(cell, notes, f"{_name(family)} × {task_name} ({cell and cell.get('variant')})")
             if cell is not None and cell.get("variant") != usual and _score(cell) is not None:
                 text += f" ({cell['variant']})"  # e.g. generation, where frozen networks cannot learn the format
-            if task_name == "pairs" and family in ("gpt", "bert") and results.get("pair_encoding") == "siamese":
+            if (tasks[task_name].get("kind") == "sentence_pairs" and family in ("gpt", "bert")
+                    and results.get("pair_encoding") == "siamese"):
                 text += notes.mark(
                     "GPT and BERT read a pair siamese here, as the other families do: each sentence encoded on its "
                     "own, mean-pooled, classified from [u, v, |u − v|, u * v] (Sentence-BERT, Reimers & Gurevych "
@@ -391,18 +401,20 @@ def _failures(results):
 def _caveats(results):
     scale = results.get("scale", "?")
     budget = (results.get("budget") or {}).get("description") or "not recorded"
-    size = "tiny models and minutes of training" if scale == "tiny" else "models and budgets far below the papers'"
+    size = ("models of about 64 dimensions" if scale == "tiny" else "models and budgets far below the papers'")
     seeds = results.get("seeds") or [results.get("seed", "?")]
     seed_text = (f"{len(seeds)} seeds ({', '.join(map(str, seeds))}): a score is their mean, ± their standard "
-                 "deviation, and a claimed difference must hold in every seed"
+                 "deviation, and a claimed difference must hold in every seed and exceed the seeds' spread"
                  if len(seeds) > 1 else
                  f"one seed ({seeds[0]}): the intervals cover the sampling of the validation set, not the spread "
-                 "between training runs with other seeds (`--seeds N` measures it)")
+                 "between training runs with other seeds, so no claim can be confirmed, only suggested (`--seeds 3` "
+                 "decides)")
     return [
         f"- Scale `{scale}`: {size}; budget: {budget}.",
         f"- {seed_text}. Differences inside the intervals are called within noise, not read as a ranking.",
-        "- Intervals are 95 % percentile bootstraps over the validation units (1,000 resamples; sentences for "
-        "labeling, since the words of a sentence are not independent; meaning representations for generation).",
+        "- Intervals are 95 % percentile bootstraps (1,000 resamples) over the validation units — sentences for "
+        "labeling, since the words of a sentence are not independent; meaning representations for generation — and, "
+        "with several seeds, over the seeds too.",
         "- Every cell was trained until its dev split (carved from the training data) stopped improving and the best "
         "epoch was kept, with the learning rates of the notes below; no learning rate was tuned on the validation "
         "data, and none per cell.",
@@ -435,8 +447,9 @@ def write_report(results: dict, output_dir) -> str:
              "Each family on each task type, used as its paper uses it (“used as”: frozen = the pretrained network "
              "frozen, only the task head or task encoder trained; finetuned = every parameter trained from the "
              "pretrained checkpoint), each trained until a dev split carved from its training data stopped "
-             "improving, the best epoch kept. Each score has its 95 % bootstrap interval over the validation units "
-             "in brackets and, with several seeds, ± the seeds' standard deviation (the score is their mean). The "
+             "improving, the best epoch kept. Each score has its 95 % bootstrap interval in brackets (resampling the "
+             "validation units and, with several seeds, the seeds: it holds both sources of noise) and, with several "
+             "seeds, ± the seeds' standard deviation (the score is their mean). The "
              "baselines are computed on the same training subset and validation set. — means not run.", ""]
     start = len(notes.texts)
     lines += _main_table(results, notes)

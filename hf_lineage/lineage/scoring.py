@@ -23,6 +23,7 @@ BOOTSTRAP_RESAMPLES = 1000
 class Scored:
     summary: dict  # JSON-ready: score, interval, seed_scores, spread (and generation's repetition)
     units: object  # the pooled per-unit values (see the module docstring)
+    per_seed_units: list | None = None  # each seed's per-unit values: the seed-and-unit bootstrap resamples them
 
 
 def gold_of(task: str, validation) -> list:
@@ -51,7 +52,7 @@ def unit_values(task: str, predictions: list, gold: list):
         if kind == "question_answering":
             return np.asarray([question_f1(p, g) for p, g in zip(predictions, gold)], dtype=float)
         return np.asarray([p[0] == g[0] and list(p[1]) == list(g[1]) for p, g in zip(predictions, gold)], dtype=float)
-    return statistics.unit_scores(task, predictions, gold, by_sentence=kind == "sequence_labeling")
+    return statistics.unit_scores(kind, predictions, gold, by_sentence=kind == "sequence_labeling")
 
 
 def question_f1(prediction: str, answers: list[str]) -> float:
@@ -65,47 +66,72 @@ def question_f1(prediction: str, answers: list[str]) -> float:
 
 def score_predictions(task: str, per_seed_predictions: list[list], gold: list, seed: int = 0) -> Scored:
     """One system's score over its seeds: ``score`` is the mean of the seeds' scores (generation: the BLEU of all
-    seeds' outputs pooled), ``interval`` the 95 %
-    bootstrap interval of the pooled per-unit values (validation sampling noise), ``spread`` the seeds' standard
-    deviation, min and max (training noise)."""
+    seeds' outputs pooled), ``interval`` the 95 % bootstrap interval over seeds and validation units (each resample
+    draws the units and the seeds, so it holds validation sampling noise and seed-to-seed training noise; one seed:
+    units only), ``spread`` the seeds' standard deviation, min and max."""
     kind = TASKS[task].kind
     values = [unit_values(task, predictions, gold) for predictions in per_seed_predictions]
-    seed_scores = [statistics.point_estimate(task, v) for v in values]
+    seed_scores = [statistics.point_estimate(kind, v) for v in values]
     if kind == "sequence_labeling":
         pooled = [np.mean(sentence, axis=0) for sentence in zip(*values)]
     elif kind == "generation":
         pooled = np.sum(values, axis=0)
     else:
         pooled = np.mean(values, axis=0)
-    low, high = statistics.bootstrap_interval(task, pooled, n=BOOTSTRAP_RESAMPLES, seed=seed)
+    low, high = statistics.seed_and_unit_interval(kind, values, n=BOOTSTRAP_RESAMPLES, seed=seed)
     spread = statistics.mean_and_spread(seed_scores)
     # BLEU is a corpus statistic: over seeds, the score is that of the pooled outputs (what the interval is of),
     # not the mean of the seeds' BLEUs, which can fall outside it when seeds disagree.
-    score = statistics.point_estimate(task, pooled) if kind == "generation" else spread.mean
+    score = statistics.point_estimate(kind, pooled) if kind == "generation" else spread.mean
     summary = {"score": score, "interval": [low, high], "seed_scores": seed_scores,
                "spread": spread._asdict() if len(seed_scores) > 1 else None}
     if kind == "generation":
         outputs = [text for predictions in per_seed_predictions for text in predictions]
         summary["repetition"] = statistics.repetition(outputs)
         summary["mean_words"] = float(np.mean([len(text.split()) for text in outputs])) if outputs else 0.0
-    return Scored(summary, pooled)
+    return Scored(summary, pooled, values)
+
+
+# How a comparison is decided (the report prints it with every claim).
+DECISION_RULE = (
+    "A claimed a < b is decided on the same validation units. Its 95 % interval comes from a bootstrap over both "
+    "sources of noise: 1,000 resamples, each drawing the validation units once for both systems (sentences for "
+    "labeling) and each system's seeds with replacement. It **holds** when that interval lies above 0, every seed's "
+    "own difference is positive (a deterministic baseline is compared with every seed), and, with several seeds, "
+    "the mean difference exceeds the larger of the two systems' seed standard deviations. It is **reversed** in the "
+    "mirror case and **within noise** otherwise. With one seed the seed spread is unknown: an interval above 0 then "
+    "gives **holds (one seed)**, which no claim counts as confirmed; run `--seeds 3` to decide."
+)
 
 
 def compare(task: str, better: Scored, worse: Scored, seed: int = 0) -> dict:
-    """Is ``better`` really better? The paired bootstrap interval of the difference over the same units, and
-    whether every seed agrees on its sign. Outcome "holds" when the interval lies above 0 and (with several seeds)
-    every seed's difference is positive; "reversed" in the mirror case; else "within noise"."""
-    difference = statistics.paired_bootstrap_difference(better.units, worse.units, task_kind=task,
-                                                        n=BOOTSTRAP_RESAMPLES, seed=seed)
-    per_seed = [b - w for b, w in zip(better.summary["seed_scores"], worse.summary["seed_scores"])]
-    if difference.low > 0 and all(d > 0 for d in per_seed):
-        outcome = "holds"
-    elif difference.high < 0 and all(d < 0 for d in per_seed):
-        outcome = "reversed"
+    """Is ``better`` really better? See ``DECISION_RULE``: the seed-and-unit bootstrap interval of the difference,
+    every seed's difference (a one-seed side, e.g. a deterministic baseline, against every seed of the other), and
+    the difference against the seed spread."""
+    kind = TASKS[task].kind
+    b_values = better.per_seed_units or [better.units]
+    w_values = worse.per_seed_units or [worse.units]
+    difference = statistics.seed_and_unit_difference(b_values, w_values, task_kind=kind, n=BOOTSTRAP_RESAMPLES,
+                                                     seed=seed)
+    b_scores, w_scores = better.summary["seed_scores"], worse.summary["seed_scores"]
+    if len(b_scores) == len(w_scores):
+        per_seed = [b - w for b, w in zip(b_scores, w_scores)]
+    elif len(w_scores) == 1 or len(b_scores) == 1:  # a deterministic side against every seed of the other
+        per_seed = [b - w for b in b_scores for w in w_scores]
+    else:
+        raise ValueError(f"cannot pair {len(b_scores)} seeds with {len(w_scores)}")
+    seeds = max(len(b_scores), len(w_scores))
+    spreads = [statistics.mean_and_spread(x).std for x in (b_scores, w_scores) if len(x) > 1]
+    seed_spread = max(spreads) if spreads else None
+    beyond_spread = seed_spread is None or abs(difference.difference) > seed_spread
+    if difference.low > 0 and all(d > 0 for d in per_seed) and beyond_spread:
+        outcome = "holds" if seeds > 1 else "holds (one seed)"
+    elif difference.high < 0 and all(d < 0 for d in per_seed) and beyond_spread:
+        outcome = "reversed" if seeds > 1 else "reversed (one seed)"
     else:
         outcome = "within noise"
     return {"difference": difference.difference, "interval": [difference.low, difference.high],
-            "seed_differences": per_seed, "outcome": outcome}
+            "seed_differences": per_seed, "seed_spread": seed_spread, "outcome": outcome}
 
 
 BASELINES = {

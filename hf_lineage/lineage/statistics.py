@@ -276,6 +276,51 @@ def paired_bootstrap_difference(a, b, task_kind: str = "accuracy", n: int = 1000
     return PairedDifference(difference, float(low), float(high))
 
 
+def _seed_and_unit_scores(kind: str, systems: list[list], n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, systems) scores of a two-level bootstrap: every resample draws one set of units (shared by the systems,
+    so comparisons stay paired) and, for each system on its own, its seeds with replacement; a system's score pools
+    its drawn seeds on the drawn units. Its spread thus holds both validation sampling and seed-to-seed variance."""
+    values = [np.stack([_as_values(kind, per_unit) for per_unit in per_seed]) for per_seed in systems]  # (S, U, k)
+    units = values[0].shape[1]
+    if any(v.shape[1] != units for v in values):
+        raise ValueError("every system and seed must be scored on the same units")
+    scores = np.empty((n, len(values)))
+    for r in range(n):
+        drawn = rng.integers(0, units, size=units)
+        for i, v in enumerate(values):
+            seeds = rng.integers(0, v.shape[0], size=v.shape[0])
+            sums = v[seeds][:, drawn].sum(axis=(0, 1))
+            scores[r, i] = _scores(kind, sums[None, :], units * v.shape[0])[0]
+    return scores
+
+
+def seed_and_unit_interval(task_kind: str, per_seed_units: list, n: int = 1000, seed: int = 0,
+                           confidence: float = 0.95) -> tuple[float, float]:
+    """The 95 % interval of a system's score over seeds and units (see :func:`seed_and_unit_difference`); with one
+    seed, the plain bootstrap over units."""
+    kind = _kind(task_kind)
+    low_q, high_q = _check(n, confidence)
+    scores = _seed_and_unit_scores(kind, [list(per_seed_units)], n, np.random.default_rng(seed))[:, 0]
+    low, high = np.nanquantile(scores, [low_q, high_q])
+    return float(low), float(high)
+
+
+def seed_and_unit_difference(a_per_seed: list, b_per_seed: list, task_kind: str = "accuracy", n: int = 1000,
+                             seed: int = 0, confidence: float = 0.95) -> PairedDifference:
+    """mean score(a) − mean score(b) over their seeds, and a 95 % interval that holds both sources of noise: each
+    resample draws the validation units once for both systems (paired) and each system's seeds with replacement.
+    ``a_per_seed`` / ``b_per_seed``: one per-unit array per seed (as for :func:`bootstrap_interval`); a system with
+    one seed (a deterministic baseline) keeps it. With one seed on both sides this is
+    :func:`paired_bootstrap_difference`'s resampling."""
+    kind = _kind(task_kind)
+    low_q, high_q = _check(n, confidence)
+    a_scores = [point_estimate(kind, v) for v in a_per_seed]
+    b_scores = [point_estimate(kind, v) for v in b_per_seed]
+    scores = _seed_and_unit_scores(kind, [list(a_per_seed), list(b_per_seed)], n, np.random.default_rng(seed))
+    low, high = np.nanquantile(scores[:, 0] - scores[:, 1], [low_q, high_q])
+    return PairedDifference(float(np.mean(a_scores) - np.mean(b_scores)), float(low), float(high))
+
+
 class Spread(NamedTuple):
     mean: float
     std: float | None  # sample standard deviation (ddof=1); None for a single value

@@ -1,0 +1,194 @@
+"""``hf-lineage checkpoints build``: pretrain every family once, under one equal compute budget, into the folders the
+package ships (``hf_lineage/checkpoints/<family>``) and ``hf-lineage lineage`` fine-tunes by default.
+
+    hf-lineage checkpoints build --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens   # 15 min a family
+    hf-lineage checkpoints list
+
+Each family goes through the lineage's own pretraining stage (the engine, or word2vec's and svd's CPU trainers) at the
+tiny scale's sizes; the folder gets a model card (data, license, command, budget, words seen, loss curve, validation
+perplexity, seed) and ``pretraining.json`` with the same numbers. A budget in seconds is not reproducible run to run;
+the card gives the ``--budget-words`` command that reproduces the words each family read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .. import checkpoints
+from .data import prepare_corpus
+from .pretraining import describe_budget, pretrain_family
+from .settings import SCALES, LineageArguments
+
+DEFAULT_BUDGET_SECONDS = 900.0  # the equal compute budget of the shipped checkpoints: 15 minutes a family
+CORPUS_LICENSE = "CC BY-SA 3.0 (WikiText-2, Merity et al. 2016, from Wikipedia's Good and Featured articles)"
+# Files of a pretraining run the shipped folder does not need (the engine's resume checkpoints and its logs).
+NOT_SHIPPED = ("checkpoints", "runs", "train_results.json", "logs")
+
+
+def build(corpus: list[str], validation_corpus: list[str] | None, families: list[str], output_dir: Path,
+          work_dir: Path, budget_seconds: float | None, budget_words: int | None, seed: int, command: str) -> dict:
+    """Pretrain each family and write its shipped folder; returns {family: pretraining record}."""
+    scale = SCALES["tiny"]
+    records = {}
+    for family in families:
+        args = LineageArguments(output_dir=str(work_dir), families=[family], corpus=list(corpus),
+                                validation_corpus=list(validation_corpus or []) or None,
+                                budget_seconds=budget_seconds, budget_words=budget_words, seed=seed)
+        corpus_info = prepare_corpus(args, scale, work_dir / "data")
+        budget = describe_budget(args, scale, corpus_info["train_words"])
+        print(f"[checkpoints] {family}: {budget['description']}", flush=True)
+        folder = work_dir / family
+        if folder.exists():
+            shutil.rmtree(folder)
+        begun = time.time()
+        result = pretrain_family(family, scale, args, corpus_info, folder, seed=seed)
+        record = {"family": family, "config": scale.families[family][0], "overrides": scale.families[family][1],
+                  "training_overrides": scale.families[family][2], "seed": seed, "command": command,
+                  "budget": {k: v for k, v in budget.items()}, "corpus": {
+                      "files": [os.path.basename(p) for p in corpus_info["train"]],
+                      "validation_files": [os.path.basename(p) for p in corpus_info["validation"]],
+                      "train_words": corpus_info["train_words"], "validation_words": corpus_info["validation_words"],
+                      "license": CORPUS_LICENSE},
+                  "machine": machine(), "wall_seconds": round(time.time() - begun, 1),
+                  **{k: v for k, v in result.items() if k != "model"}}
+        record["reproduce"] = reproduce_command(family, record)
+        ship(Path(result["model"]), output_dir / family, record)
+        records[family] = record
+        print(f"[checkpoints] {family}: {summary_line(record)} -> {output_dir / family}", flush=True)
+    return records
+
+
+def reproduce_command(family: str, record: dict) -> str:
+    """The command that pretrains this family on the same words again (a budget in words is reproducible)."""
+    files = " ".join(record["corpus"]["files"])
+    validation = " ".join(record["corpus"]["validation_files"])
+    words = record.get("words_seen")
+    budget = f"--budget-words {int(words)}" if words else "--budget-words <words>"
+    return (f"hf-lineage checkpoints build --families {family} --corpus {files}"
+            + (f" --validation-corpus {validation}" if validation else "") + f" {budget} --seed {record['seed']}")
+
+
+def summary_line(record: dict) -> str:
+    validation = record.get("validation") or {}
+    perplexity = validation.get("perplexity")
+    return (f"{record.get('words_seen') or 0:,} words in {record.get('train_seconds') or 0:.0f} s"
+            + (f", validation perplexity {perplexity:.1f}" if perplexity else ""))
+
+
+def ship(model_dir: Path, target: Path, record: dict) -> None:
+    """Copy the pretrained folder to ``target`` with its card and ``pretraining.json``, atomically."""
+    staging = target.with_name(target.name + ".partial")
+    if staging.exists():
+        shutil.rmtree(staging)
+    shutil.copytree(model_dir, staging, ignore=shutil.ignore_patterns(*NOT_SHIPPED))
+    (staging / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
+    card = staging / "README.md"
+    card.write_text((card.read_text() if card.exists() else "") + card_section(record))
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+
+
+def card_section(record: dict) -> str:
+    validation = record.get("validation") or {}
+    lines = [
+        "", "## hf-lineage shipped checkpoint", "",
+        f"Pretrained by `{record['command']}` (seed {record['seed']}) on {', '.join(record['corpus']['files'])} "
+        f"({record['corpus']['train_words']:,} words), {record['corpus']['license']}.", "",
+        f"- Size: the lineage's tiny scale, named config `{record['config']}` with {record['overrides']}; "
+        f"{record['parameters']:,} parameters.",
+        f"- Budget: {record['budget']['description']}.",
+        f"- Read: {record.get('words_seen') or 0:,} corpus words ({record.get('steps') or 'whole passes'} steps) in "
+        f"{record.get('train_seconds') or 0:.0f} s of training on {record['machine']}.",
+    ]
+    if validation.get("perplexity"):
+        lines.append(f"- Validation ({', '.join(record['corpus']['validation_files'])}): loss "
+                     f"{validation['loss']:.4f}, perplexity {validation['perplexity']:.1f}.")
+    lines.append(f"- Reproduce the same words: `{record['reproduce']}` (a budget in seconds reads a different number "
+                 "of words on another machine).")
+    curve = record.get("curve") or []
+    if curve:
+        lines += ["", "| step | words seen | seconds | training loss |", "|---|---|---|---|"]
+        step = max(1, len(curve) // 10)
+        for point in curve[::step] + ([curve[-1]] if (len(curve) - 1) % step else []):
+            lines.append(f"| {point['step']} | {point['words_seen']:,} | {point['seconds']:.0f} | "
+                         f"{point['train_loss']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    import platform
+
+    import torch
+
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    threads = torch.get_num_threads()
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return f"{platform.machine()}, {model}, {threads} torch thread(s), {gpu}, torch {torch.__version__}"
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(prog="hf-lineage checkpoints", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="action", metavar="ACTION")
+    commands.add_parser("list", help="the shipped checkpoints, where they are and how they were pretrained")
+    build_ = commands.add_parser("build", help="pretrain families into shipped checkpoint folders")
+    add = build_.add_argument
+    add("--corpus", nargs="+", required=True, metavar="FILE", help="pretraining text (WikiText format)")
+    add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the validation perplexity")
+    add("--families", nargs="+", default=list(checkpoints.FAMILIES), choices=list(checkpoints.FAMILIES))
+    add("--budget-seconds", type=float, help=f"seconds of pretraining per family (default: "
+        f"{DEFAULT_BUDGET_SECONDS:g} unless --budget-words is given)")
+    add("--budget-words", type=int, help="corpus words per family instead (reproducible)")
+    add("--output-dir", default=str(checkpoints.HERE), help="where the family folders go (default: the package's)")
+    add("--work-dir", default="checkpoints_build", help="pretraining runs (default: %(default)s)")
+    add("--threads", type=int, help="torch threads (default: torch's)")
+    add("--seed", type=int, default=0)
+    return parser
+
+
+def run_namespace(namespace: dict) -> int:
+    if namespace.get("action") == "build":
+        return _build(namespace)
+    for family in checkpoints.FAMILIES:
+        if family in checkpoints.available():
+            record = checkpoints.training_record(family)
+            print(f"{family:9} {checkpoints.path(family)}  {summary_line(record)}")
+        else:
+            print(f"{family:9} (not installed)")
+    return 0
+
+
+def _build(namespace: dict) -> int:
+    import torch
+
+    if namespace["budget_seconds"] and namespace["budget_words"]:
+        print("hf-lineage checkpoints build: give --budget-seconds or --budget-words, not both", file=sys.stderr)
+        return 2
+    for path in namespace["corpus"] + (namespace["validation_corpus"] or []):
+        if not os.path.isfile(path):
+            print(f"hf-lineage checkpoints build: corpus file {path}: no such file", file=sys.stderr)
+            return 2
+    if namespace["threads"]:
+        torch.set_num_threads(namespace["threads"])
+    seconds = None if namespace["budget_words"] else namespace["budget_seconds"] or DEFAULT_BUDGET_SECONDS
+    given = sys.argv[3:] if sys.argv[1:3] == ["checkpoints", "build"] else sys.argv[1:]
+    print(f"[checkpoints] pretraining {', '.join(namespace['families'])} on {', '.join(namespace['corpus'])}, "
+          + (f"{seconds:g} s each" if seconds else f"{namespace['budget_words']:,} words each")
+          + f", into {namespace['output_dir']}", flush=True)
+    build(namespace["corpus"], namespace["validation_corpus"], namespace["families"], Path(namespace["output_dir"]),
+          Path(namespace["work_dir"]), seconds, namespace["budget_words"], namespace["seed"],
+          " ".join(["hf-lineage checkpoints build", *given]))
+    return 0
