@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     checkpoints_parser = commands.add_parser(
         "checkpoints", help="the shipped pretrained checkpoints: list them, or build them anew",
-        description=checkpoints_cli.__doc__.split("\n")[0])
+        description="hf-lineage checkpoints list | build [options]: the pretrained folders shipped with the package "
+                    "(one per family), or pretrain them anew under one equal budget. "
+                    "`hf-lineage checkpoints build --help` lists its options.")
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
     from .analysis import cli as analysis_cli

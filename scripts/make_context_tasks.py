@@ -1,10 +1,21 @@
-"""Build the two context tasks of ``hf-lineage lineage``: ``hf_lineage/lineage/context_tasks/``.
+"""Build the context tasks of ``hf-lineage lineage``: ``hf_lineage/lineage/context_tasks/``.
 
-The E2E classification and paraphrase samples are solved by a bag of words (word identity, no context). These two
-are built so that a bag of words cannot solve them while a model that reads order and context can. Both come from UD
+The E2E classification and paraphrase samples are solved by a bag of words (word identity, no context). These are
+built so that a bag of words cannot solve them; ``order`` and ``order_pairs`` (the default run's) are also learnt by a
+pretrained model that reads word order from 1,000 examples, ``shift`` and ``wic`` were not (at the shipped
+checkpoints' size, GPT and BERT stayed at chance on both; docs/lineage.md). All come from UD
 English EWT (CC BY-SA 4.0): training examples from ``en_ewt-ud-train.conllu``, validation examples from
 ``en_ewt-ud-dev.conllu`` (the labeling task's split), so no sentence is in both.
 
+``order.{train,validation}.jsonl`` -- word order, ``{"sentence": ..., "label": "original" | "rotated"}``: sentences
+    of 5 to 25 words (first occurrences; at least two words before a final punctuation mark), lowercased (a capital
+    letter would mark where the original began: a BiLSTM over static vectors learnt that cue at once); with
+    ``random.Random(0)`` a sample of 4,000 / 1,000, and in a shuffled half of them the words cut at a uniformly drawn
+    word boundary and the two parts swapped (*on the mat the cat sat .*), a final punctuation mark left last. Both
+    classes hold the same words and all but one or two of the same word bigrams.
+``order_pairs.{train,validation}.jsonl`` -- which word order is the original?  ``{"sentence1", "sentence2", "label":
+    "first" | "second"}``: another sample of 4,000 / 1,000 candidates (same generator), each sentence with its
+    rotation (as above), the original first in a shuffled half of the pairs. The two sentences hold the same words.
 ``shift.{train,validation}.jsonl`` -- bigram shift (Conneau et al. 2018, "What you can cram into a single vector"),
     ``{"sentence": ..., "label": "original" | "shifted"}``. Candidates: sentences of 5 to 25 words with at least two
     adjacent non-punctuation words that differ (first occurrence of a repeated sentence only). With
@@ -49,6 +60,7 @@ SENTENCE_WORDS = (5, 25)  # short sentences: one swapped pair or one word is a l
 WINDOW = 6  # wic: the words kept on each side of the target word
 SHIFT_SIZES = {"train": 4000, "validation": 1000}
 WIC_SIZES = {"train": 4000, "validation": 1000}
+ORDER_SIZES = {"train": 4000, "validation": 1000}
 MIN_PER_TAG = {"train": 8, "validation": 3}
 PAIRS_PER_WORD = {"train": 60, "validation": 30}
 USES_PER_OCCURRENCE = 3
@@ -89,6 +101,39 @@ def shift_file(rows: list[dict], total: int) -> tuple[bytes, dict]:
     counts = collections.Counter(r["label"] for r in records)
     return jsonl(records), {"examples": len(records), "label_counts": dict(sorted(counts.items())),
                             "candidates": len(rows)}
+
+
+def rotated(row: dict, rng: random.Random) -> list[str]:
+    """The sentence cut at a random word boundary and its two parts swapped; a final punctuation mark stays last."""
+    tokens = list(row["tokens"])
+    end = [tokens.pop()] if row["tags"][-1] == "PUNCT" else []
+    cut = rng.randrange(1, len(tokens))
+    return tokens[cut:] + tokens[:cut] + end
+
+
+def order_files(rows: list[dict], total: int) -> dict[str, tuple[bytes, dict]]:
+    """``order`` (one sentence: original or rotated?) and ``order_pairs`` (the original and its rotation, in random
+    order: which is the original?), each from its own sample of the candidates, lowercased: a capital letter would
+    otherwise mark where the original sentence began."""
+    rng = random.Random(SEED)
+    rows = [{"tokens": [t.lower() for t in r["tokens"]], "tags": r["tags"]} for r in rows]
+    candidates_ = [r for r in rows if len(r["tokens"]) - (r["tags"][-1] == "PUNCT") >= 2]
+    single, pairs = rng.sample(candidates_, total), rng.sample(candidates_, total)
+    turned = set(rng.sample(range(total), total // 2))
+    records = [{"sentence": " ".join(rotated(r, rng) if i in turned else r["tokens"]),
+                "label": "rotated" if i in turned else "original"} for i, r in enumerate(single)]
+    second_is_original = set(rng.sample(range(total), total // 2))
+    pair_records = []
+    for i, row in enumerate(pairs):
+        original, other = " ".join(row["tokens"]), " ".join(rotated(row, rng))
+        first, second = (other, original) if i in second_is_original else (original, other)
+        pair_records.append({"sentence1": first, "sentence2": second,
+                             "label": "second" if i in second_is_original else "first"})
+    out = {}
+    for name, recs in (("order", records), ("order_pairs", pair_records)):
+        counts = collections.Counter(r["label"] for r in recs)
+        out[name] = (jsonl(recs), {"examples": len(recs), "label_counts": dict(sorted(counts.items()))})
+    return out
 
 
 def occurrences(rows: list[dict]) -> dict[str, dict[str, list[tuple[int, str]]]]:
@@ -158,6 +203,10 @@ def build(data_dir: Path) -> dict[str, bytes]:
         for task, make in (("shift", lambda r, split=split: shift_file(r, SHIFT_SIZES[split])),
                            ("wic", lambda r, split=split: wic_file(r, WIC_SIZES[split], split))):
             data, counts = make(rows)
+            files[f"{task}.{split}.jsonl"] = data
+            info[f"{task}.{split}.jsonl"] = dict(counts, source=f"ud_english_ewt/{name}", license=LICENSE,
+                                                 sha256=hashlib.sha256(data).hexdigest())
+        for task, (data, counts) in order_files(rows, ORDER_SIZES[split]).items():
             files[f"{task}.{split}.jsonl"] = data
             info[f"{task}.{split}.jsonl"] = dict(counts, source=f"ud_english_ewt/{name}", license=LICENSE,
                                                  sha256=hashlib.sha256(data).hexdigest())

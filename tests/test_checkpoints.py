@@ -81,3 +81,12 @@ def test_list_names_every_shipped_checkpoint(capsys):
     out = capsys.readouterr().out
     assert all(family in out for family in checkpoints.FAMILIES) and "words in" in out
     assert hf_lineage.checkpoints is checkpoints
+
+
+def test_the_recorded_command_names_the_corpus_files_not_the_builders_folders():
+    from hf_lineage.lineage.checkpoints import public_command
+
+    argv = ["--corpus", "/home/me/data/wiki.train.tokens", "--families", "bert", "--threads", "1", "--work-dir",
+            "/tmp/w", "--budget-seconds", "1800", "--output-dir", "/tmp/o"]
+    assert public_command(argv) == ("hf-lineage checkpoints build --corpus wiki.train.tokens --families bert "
+                                    "--threads 1 --budget-seconds 1800")

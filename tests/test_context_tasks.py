@@ -1,6 +1,6 @@
-"""The two context tasks of ``hf-lineage lineage`` (``hf_lineage/lineage/context_tasks``): balanced labels, a bag of
-words near the majority class, what each label means (checked against the UD source when ../shared/data is there)
-and a build script that reproduces every file."""
+"""The context tasks of ``hf-lineage lineage`` (``hf_lineage/lineage/context_tasks``): balanced labels, a bag of words
+near the majority class, what each label means (checked against the UD source when ../shared/data is there) and a
+build script that reproduces every file."""
 
 import collections
 import hashlib
@@ -19,6 +19,9 @@ needs_data = pytest.mark.skipif(not (SHARED_DATA / "ud_english_ewt").is_dir(),
                                 reason="compares the files with UD English EWT in ../shared/data, not present")
 
 
+TASKS = {"order": "classification", "order_pairs": "pairs", "shift": "classification", "wic": "pairs"}
+
+
 def rows(name):
     return [json.loads(line) for line in (CONTEXT_TASKS / name).read_text(encoding="utf-8").splitlines()]
 
@@ -32,7 +35,7 @@ def script():
 
 def test_the_lineage_reads_them_and_the_manifest_matches_every_file():
     manifest = json.loads((CONTEXT_TASKS / "manifest.json").read_text())["files"]
-    assert set(manifest) == {f"{t}.{s}.jsonl" for t in ("shift", "wic") for s in ("train", "validation")}
+    assert set(manifest) == {f"{t}.{s}.jsonl" for t in TASKS for s in ("train", "validation")}
     for name, entry in manifest.items():
         data = (CONTEXT_TASKS / name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"] and entry["license"] == "CC BY-SA 4.0"
@@ -40,7 +43,7 @@ def test_the_lineage_reads_them_and_the_manifest_matches_every_file():
     assert SAMPLE_PATHS["shift"] == (CONTEXT_TASKS / "shift.train.jsonl", CONTEXT_TASKS / "shift.validation.jsonl")
 
 
-@pytest.mark.parametrize("task", ["shift", "wic"])
+@pytest.mark.parametrize("task", TASKS)
 def test_labels_are_balanced_and_shuffled(task):
     for split, size in (("train", 4000), ("validation", 1000)):
         labels = [r["label"] for r in rows(f"{task}.{split}.jsonl")]
@@ -48,6 +51,16 @@ def test_labels_are_balanced_and_shuffled(task):
         assert len(labels) == size and set(counts.values()) == {size // 2}
         # shuffled: the first 100 (the smallest learning-curve subset) hold both classes about evenly
         assert 30 < collections.Counter(labels[:100]).most_common(1)[0][1] < 70
+
+
+def test_a_rotation_keeps_the_words_and_the_final_punctuation():
+    for r in rows("order_pairs.validation.jsonl"):
+        original, other = (r["sentence1"], r["sentence2"]) if r["label"] == "first" else (r["sentence2"], r["sentence1"])
+        a, b = original.split(), other.split()
+        assert sorted(a) == sorted(b) and a != b
+        # the words cut once and the parts swapped, with a final punctuation mark (UPOS PUNCT) kept last
+        rotations = [a[k:] + a[:k] for k in range(1, len(a))] + [a[k:-1] + a[:k] + a[-1:] for k in range(1, len(a) - 1)]
+        assert b in rotations
 
 
 def test_each_sentence_is_in_one_version_only_and_short():
@@ -69,7 +82,7 @@ def test_every_word_gives_as_many_same_as_different_pairs():
         assert all(c["same"] == c["different"] for c in by_word.values()) and len(by_word) > 40
 
 
-@pytest.mark.parametrize("task, kind", [("shift", "classification"), ("wic", "pairs")])
+@pytest.mark.parametrize("task, kind", TASKS.items())
 def test_a_bag_of_words_stays_within_ten_points_of_the_majority_class(task, kind):
     train, validation = rows(f"{task}.train.jsonl")[:1000], rows(f"{task}.validation.jsonl")
     predictions = baselines.bag_of_words_logistic_regression(train, validation, kind, seed=0)
@@ -87,6 +100,11 @@ def test_labels_agree_with_the_treebank_and_the_script_reproduces_every_file(tmp
         assert (tmp_path / name).read_bytes() == (CONTEXT_TASKS / name).read_bytes(), name
     dev = read_conllu(SHARED_DATA / "ud_english_ewt" / "en_ewt-ud-dev.conllu", column="upos")
     originals = {" ".join(r["tokens"]) for r in dev}
+    lowered = {s.lower() for s in originals}  # the order tasks are lowercased
+    for r in rows("order.validation.jsonl"):
+        assert r["sentence"] == r["sentence"].lower() and (r["sentence"] in lowered) == (r["label"] == "original")
+    for r in rows("order_pairs.validation.jsonl"):
+        assert r["sentence1" if r["label"] == "first" else "sentence2"] in lowered
     for r in rows("shift.validation.jsonl"):
         assert (r["sentence"] in originals) == (r["label"] == "original")
         if r["label"] == "shifted":

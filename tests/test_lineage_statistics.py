@@ -376,3 +376,11 @@ def test_a_difference_holds_only_beyond_the_interval_every_seed_and_the_seed_spr
     # One seed: the seed spread is unknown, so the outcome says so.
     assert compare("shift", _scored([0.70]), baseline)["outcome"] == "holds (one seed)"
     assert compare("shift", baseline, _scored([0.70]))["outcome"] == "reversed (one seed)"
+
+
+def test_the_pair_bag_of_words_fits_pairs_that_share_every_word():
+    """Two orderings of one sentence (order_pairs) have no unshared word: the baseline still fits and predicts."""
+    train = [{"sentence1": "the cat sat .", "sentence2": "sat the cat .", "label": "first"},
+             {"sentence1": "sat on it we .", "sentence2": "we sat on it .", "label": "second"}] * 10
+    predictions = B.bag_of_words_logistic_regression(train, train[:4], "pairs", seed=0)
+    assert len(predictions) == 4 and set(predictions) <= {"first", "second"}

@@ -164,8 +164,9 @@ class _PairFeatures:
         self.first = _vectorizer(ngram_range=(1, 2)).fit([r["sentence1"] for r in rows])
         self.second = _vectorizer(ngram_range=(1, 2)).fit([r["sentence2"] for r in rows])
         sets = self._sets(rows)
-        self.shared = CountVectorizer(analyzer=_first, binary=True).fit(sets)
-        self.unshared = CountVectorizer(analyzer=_second, binary=True).fit(sets)
+        # None when no training pair has such a word (e.g. two orderings of one sentence share every word).
+        self.shared = CountVectorizer(analyzer=_first, binary=True).fit(sets) if any(s[0] for s in sets) else None
+        self.unshared = CountVectorizer(analyzer=_second, binary=True).fit(sets) if any(s[1] for s in sets) else None
         overlaps = self._overlaps(rows)
         self.mean = overlaps.mean(axis=0)
         self.scale = overlaps.std(axis=0)
@@ -197,8 +198,7 @@ class _PairFeatures:
         return sp.hstack([
             self.first.transform([r["sentence1"] for r in rows]),
             self.second.transform([r["sentence2"] for r in rows]),
-            self.shared.transform(sets),
-            self.unshared.transform(sets),
+            *(bag.transform(sets) for bag in (self.shared, self.unshared) if bag is not None),
             sp.csr_matrix((self._overlaps(rows) - self.mean) / self.scale),
         ]).tocsr()
 

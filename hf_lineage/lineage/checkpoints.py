@@ -103,7 +103,7 @@ def card_section(record: dict) -> str:
         f"({record['corpus']['train_words']:,} words), {record['corpus']['license']}.", "",
         f"- Size: the lineage's tiny scale, named config `{record['config']}` with {record['overrides']}; "
         f"{record['parameters']:,} parameters.",
-        f"- Budget: {record['budget']['description']}.",
+        f"- Budget: {record['budget']['description']}." + (f" {record['schedule']}" if record.get("schedule") else ""),
         f"- Read: {record.get('words_seen') or 0:,} corpus words ({record.get('steps') or 'whole passes'} steps) in "
         f"{record.get('train_seconds') or 0:.0f} s of training on {record['machine']}.",
     ]
@@ -120,6 +120,25 @@ def card_section(record: dict) -> str:
             lines.append(f"| {point['step']} | {point['words_seen']:,} | {point['seconds']:.0f} | "
                          f"{point['train_loss']:.3f} |")
     return "\n".join(lines) + "\n"
+
+
+def public_command(argv: list[str]) -> str:
+    """The build command as a card shows it: corpus files by name (the folders are the builder's own), and without
+    ``--output-dir`` / ``--work-dir``, which decide where files go, not what is in them."""
+    words, skip, paths = [], False, False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--output-dir", "--work-dir"):
+            skip = True
+            continue
+        if arg.startswith("--"):
+            paths = arg in ("--corpus", "--validation-corpus")
+        elif paths:
+            arg = os.path.basename(arg)
+        words.append(arg)
+    return " ".join(["hf-lineage checkpoints build", *words])
 
 
 def machine() -> str:
@@ -190,5 +209,5 @@ def _build(namespace: dict) -> int:
           + f", into {namespace['output_dir']}", flush=True)
     build(namespace["corpus"], namespace["validation_corpus"], namespace["families"], Path(namespace["output_dir"]),
           Path(namespace["work_dir"]), seconds, namespace["budget_words"], namespace["seed"],
-          " ".join(["hf-lineage checkpoints build", *given]))
+          public_command(given))
     return 0

@@ -62,8 +62,8 @@ CLAIMS = {
     ),
     "contextual_beats_static": (
         "Contextual representations beat static word vectors on tasks that need context.",
-        "On each task built to need context (a bag of words stays near the majority class: bigram shift, one word "
-        "in two contexts), each contextual family (ELMo, GPT, BERT; the main table's cells, each family used as its "
+        "On each task built to need context (a bag of words stays near the majority class: by default the two word "
+        "order tasks), each contextual family (ELMo, GPT, BERT; the main table's cells, each family used as its "
         "paper used it) against the best static family on that task (NNLM, word2vec and, when run, PPMI-SVD: "
         "generous to static vectors). Confirmed: more than half of the comparisons hold and none is reversed. Not "
         "confirmed: more than half reversed. Inconclusive: anything else. ",

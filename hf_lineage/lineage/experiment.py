@@ -1,11 +1,14 @@
 """``hf-lineage lineage``: the history of NLP pretraining as one reproducible experiment.
 
-Every requested family (NNLM → word2vec → ELMo → GPT → BERT) is pretrained on the same corpus with the same budget
-by the shared engine (``hf_lineage.pretrain``), then fine-tuned on the four task types by the recipes' own code
-(``hf_lineage.tasks``); the numbers go into ``report.md``, ``results.json`` and PNG plots.
+Every requested family (NNLM → word2vec → ELMo → GPT → BERT) starts from the checkpoint the package ships
+(``hf_lineage.checkpoints``: pretrained once, on the whole WikiText-2 training text, under one equal compute budget)
+or is pretrained anew (``--pretrain``) on the same corpus with the same budget by the shared engine
+(``hf_lineage.pretrain``); it is then fine-tuned on the tasks by the recipes' own code (``hf_lineage.tasks``); the
+numbers go into ``report.md``, ``results.json`` and PNG plots.
 
-    hf-lineage lineage                                   # the default: embedded samples, tiny models, ~18 min on CPU
-    hf-lineage lineage --seeds 3                         # mean and spread over three seeds
+    hf-lineage lineage                                   # the default: shipped checkpoints, embedded tasks
+    hf-lineage lineage --seeds 3                         # mean and spread over three fine-tuning seeds
+    hf-lineage lineage --pretrain --budget-seconds 50    # pretrain every family anew on the embedded sample
     hf-lineage lineage --scale small --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens
     accelerate launch -m hf_lineage.lineage --scale base --dataset-name wikitext --dataset-config wikitext-103-raw-v1
 
@@ -230,7 +233,8 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
 
 def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks) -> list[tuple]:
     """(task, family, variant, labelled-set size) of every fine-tuning cell: the main table's size for every
-    requested variant; on the learning-curve tasks the pretrained variant and scratch at every curve size."""
+    requested variant (and always the family's main one); on the learning-curve tasks the pretrained variant and
+    scratch at the main size and every curve size."""
     cells = []
     for task in tasks:
         for family in families:
@@ -238,7 +242,8 @@ def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks) -
                 cells.append((task, family, variant, main_size))
             if task in curve_tasks and TASKS[task].understanding:
                 for variant in dict.fromkeys([pretrained_variant(family, variants), "scratch"]):
-                    cells += [(task, family, variant, size) for size in curve_sizes]
+                    cells += [(task, family, variant, size) for size in [main_size, *curve_sizes]
+                              if (task, family, variant, size) not in cells]
     return cells
 
 
@@ -415,14 +420,15 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
     import torch
 
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if "word2vec" in args.families and threads > 1 and not torch.cuda.is_available():  # else the engine trains it
+    # Only a run that pretrains trains word2vec (on a GPU machine the engine does, deterministically).
+    if pretrains(args) and "word2vec" in args.families and threads > 1 and not torch.cuda.is_available():
         lines.append(f"Not reproducible: word2vec's CPU trainer updates its vectors from {threads} threads without "
                      "locks (Hogwild, as word2vec.c and gensim do), so its vectors, and the word2vec cells, differ "
                      "slightly from run to run (in two default runs on the reference machine the understanding "
                      "scores moved by at most 0.011). Every other number is identical for the same arguments and "
                      "seed; on one CPU word2vec is too.")
     tuned = {f: training for f, (_, _, training) in scale.families.items() if training and f in args.families}
-    if tuned:
+    if tuned and pretrains(args):
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")
     return lines
 
@@ -452,12 +458,15 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
              "fine-tuning cells would add minutes to the default 15-minute budget")
     add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",
-        help=f"task types (default: {' '.join(DEFAULT_TASKS)}); also available: qa (extractive question answering, "
-             "SQuAD 2.0 style, scored by F1) and intent_slots (joint intent and BIO slots, scored by exact match), "
-             "not in the default run: their cells would add about a third to its fine-tuning time")
+        help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and the two tasks that need context, "
+             "bigram shift and one word in two contexts); also available: classification and pairs (E2E "
+             "familyFriendly and paraphrase, which a bag of words solves), generation (E2E data-to-text, BLEU), qa "
+             "(extractive question answering, SQuAD 2.0 style, F1) and intent_slots (joint intent and BIO slots, "
+             "exact match)")
     add("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
-             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch)")
+             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: none; the learning-curve task, "
+             "labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")
