@@ -397,6 +397,6 @@ def test_the_default_run_fine_tunes_the_shipped_checkpoints_without_pretraining(
         assert stage["model"] == str(checkpoints.path(family)) and stage["shipped"]
         assert stage["words_seen"] == shipped["words_seen"] > results["corpus"]["train_words"] > 2_000_000
     assert results["pretraining"]["gpt"]["validation"]["perplexity"] > 1
-    assert all(c["status"] == "ok" for c in results["finetuning"]) and len(results["finetuning"]) == 2
+    assert all(c["status"] == "ok" for c in results["finetuning"]) and len(results["finetuning"]) == 4
     report = (out / "report.md").read_text()
     assert "fine-tuned 2 pretrained families" in report and "checkpoints shipped with hf_lineage" in report

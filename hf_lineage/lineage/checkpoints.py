@@ -81,8 +81,21 @@ def summary_line(record: dict) -> str:
             + (f", validation perplexity {perplexity:.1f}" if perplexity else ""))
 
 
+def check_finite(model_dir: Path, family: str) -> None:
+    """Refuse to ship weights that diverged (a NaN or an infinity anywhere)."""
+    import torch
+    from safetensors.torch import load_file
+
+    for path in model_dir.glob("*.safetensors"):
+        for name, tensor in load_file(path).items():
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+                raise ValueError(f"{family}: pretraining diverged ({name} holds NaN or infinite values); nothing "
+                                 "was shipped. Give it a smaller budget (word2vec: fewer passes) or a lower rate.")
+
+
 def ship(model_dir: Path, target: Path, record: dict) -> None:
     """Copy the pretrained folder to ``target`` with its card and ``pretraining.json``, atomically."""
+    check_finite(model_dir, record["family"])
     staging = target.with_name(target.name + ".partial")
     if staging.exists():
         shutil.rmtree(staging)
@@ -207,7 +220,11 @@ def _build(namespace: dict) -> int:
     print(f"[checkpoints] pretraining {', '.join(namespace['families'])} on {', '.join(namespace['corpus'])}, "
           + (f"{seconds:g} s each" if seconds else f"{namespace['budget_words']:,} words each")
           + f", into {namespace['output_dir']}", flush=True)
-    build(namespace["corpus"], namespace["validation_corpus"], namespace["families"], Path(namespace["output_dir"]),
-          Path(namespace["work_dir"]), seconds, namespace["budget_words"], namespace["seed"],
-          public_command(given))
+    try:
+        build(namespace["corpus"], namespace["validation_corpus"], namespace["families"],
+              Path(namespace["output_dir"]), Path(namespace["work_dir"]), seconds, namespace["budget_words"],
+              namespace["seed"], public_command(given))
+    except ValueError as error:
+        print(f"hf-lineage checkpoints build: error: {error}", file=sys.stderr)
+        return 1
     return 0

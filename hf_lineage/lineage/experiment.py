@@ -465,8 +465,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "exact match)")
     add("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
-             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: none; the learning-curve task, "
-             "labeling, always runs the pretrained variant and scratch at every size)")
+             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch; the learning-curve "
+             "task, labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")

@@ -102,8 +102,12 @@ def _legend_below(fig, axes, order):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
     labels = [label for label in order if label in handles]
-    fig.legend([handles[label] for label in labels], labels, loc="lower center", ncol=len(labels), fontsize=8,
+    # as many columns as fit the figure's width (a label takes about 2.4 inches), the rest on more rows
+    columns = max(1, min(len(labels), int(fig.get_figwidth() / 2.4)))
+    fig.legend([handles[label] for label in labels], labels, loc="lower center", ncol=columns, fontsize=8,
                frameon=False)
+    return math.ceil(len(labels) / max(columns, 1))  # legend rows
+
 
 
 def _downstream_scores(plt, results, path):
@@ -172,9 +176,9 @@ def _score_axis(ax, metric, title):
 
 
 def _finish_bar_figure(plt, fig, axes, legend, title, path):
-    _legend_below(fig, axes[0], legend)
+    rows = _legend_below(fig, axes[0], legend)
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, 0.035 + 0.035 * rows, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -233,7 +237,8 @@ def _learning_curves(plt, results, path):
         ax.set_ylabel(results["tasks"][task].get("metric", "score"))
         ax.set_title(task)
         ax.legend(fontsize=7)
-    fig.suptitle("Pretrained (solid) vs from scratch (dashed); dotted: baselines (main-table training size)")
+    fig.suptitle("Pretrained (solid) vs from scratch (dashed)\ndotted: baselines (main-table training size)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -326,9 +326,11 @@ def _pretraining_table(results, notes):
                                  f"{stage.get('error') or 'no error message recorded'}")
         elif status == "skipped" and stage.get("error"):
             status += notes.mark(f"{_name(family)} pretraining skipped: {stage['error']}")
+        elif "shipped" in stage:  # a pretrained folder this run fine-tuned: its own training time
+            status += " (shipped checkpoint)" if stage["shipped"] else " (--checkpoints folder)"
         elif stage.get("reused"):
             status += " (reused)"
-        seconds = stage.get("seconds")
+        seconds = stage.get("train_seconds") if "shipped" in stage else stage.get("seconds")
         rows.append([
             _name(family), _cell_text(stage.get("objective") or "—"), _cell_text(stage.get("config") or "—"),
             _count(stage.get("parameters")), _count(stage.get("words_seen")), _count(stage.get("steps")),

@@ -17,10 +17,9 @@ FAMILY_ORDER = ("nnlm", "word2vec", "elmo", "gpt", "bert")
 # minutes to a default budget that is already full.
 AVAILABLE_FAMILIES = ("svd", *FAMILY_ORDER)
 VARIANTS = ("frozen", "finetuned", "scratch")
-# Run by default besides each family's main variant on every understanding task: none. "Does pretraining help?" is
-# asked where it is measured best, on the learning-curve task (labeling), whose cells always include from scratch at
-# every size; `--variants scratch` adds from-scratch cells on every task (and a third to the run's time).
-DEFAULT_VARIANTS = ()
+# Run by default besides each family's main variant on every understanding task: from scratch, the question "does
+# pretraining help?" (the learning-curve task, labeling, runs it at every size in any case).
+DEFAULT_VARIANTS = ("scratch",)
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
 # How each paper used its pretrained model downstream: static vectors and ELMo as fixed features under a task model

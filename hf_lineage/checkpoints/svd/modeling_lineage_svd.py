@@ -1,0 +1,149 @@
+"""Lineage SVD (Levy, Goldberg and Dagan, 2015): word vectors from a truncated SVD of the PPMI matrix of windowed
+co-occurrence counts — the count-based root of the lineage, before NNLM.
+
+Nothing here is trained by gradient descent: ``hf_lineage.train_svd`` counts, weights and factorises the matrix
+(``hf_lineage.data.cooccurrence``) and writes the vectors into ``LineageSvdModel``. The model is then a table of word
+vectors like word2vec's input vectors, with the same downstream task heads (``modeling_lineage_static.py``).
+
+=========================================  ==========================================================
+here                                       what it is
+=========================================  ==========================================================
+``word_vectors.weight``                    U·Σ^eig (+ V·Σ^eig with ``add_context_vectors``), one row per token
+``singular_values``                        Σ, the top ``vector_size`` singular values, largest first
+=========================================  ==========================================================
+"""
+
+import torch
+from torch import nn
+from transformers import initialization as init
+from transformers.generation import GenerationMixin
+from transformers.modeling_outputs import BaseModelOutput
+
+from .configuration_lineage_svd import LineageSvdConfig
+from .modeling_lineage_static import (
+    StaticVectorsForCausalLM,
+    StaticVectorsForIntentAndSlots,
+    StaticVectorsForQuestionAnswering,
+    StaticVectorsForSequenceClassification,
+    StaticVectorsForTokenClassification,
+    init_task_weights,
+)
+from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, tuple_or_dict
+
+# Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
+AUTO_CLASSES = {
+    "AutoModel": "LineageSvdModel",
+    # What pre-training produced is the vectors themselves (no output layer is trained), so a saved folder loads
+    # the same way as every other family's pre-training model.
+    "AutoModelForPreTraining": "LineageSvdModel",
+    "AutoModelForTokenClassification": "LineageSvdForTokenClassification",
+    "AutoModelForSequenceClassification": "LineageSvdForSequenceClassification",
+    "AutoModelForQuestionAnswering": "LineageSvdForQuestionAnswering",
+    "AutoModelForCausalLM": "LineageSvdForCausalLM",
+}
+
+# hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
+# with ``hf_lineage.AutoModelForIntentAndSlots`` and save_pretrained writes them into auto_map.
+LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageSvdForIntentAndSlots"}
+
+
+class LineageSvdPreTrainedModel(LineagePreTrainedModel):
+    """Owns the config class and the init of a model built from a config (a from-scratch baseline): word2vec's,
+    vectors uniform in [-0.5/d, 0.5/d), and an empty spectrum. ``train_svd`` replaces every row with the
+    factorisation's (zero for a word it never saw in a window: the specials, words under ``min_count``)."""
+
+    config_class = LineageSvdConfig
+    config: LineageSvdConfig
+    base_model_prefix = "svd"
+    _no_split_modules = []
+
+    @torch.no_grad()
+    def _init_weights(self, module):
+        if init_task_weights(module):  # the downstream task encoders' LSTMs
+            return
+        # Initialise at the nn.Embedding itself (for custom-code models transformers skips modules that hold no
+        # parameter of their own). transformers' `init` functions skip tensors that from_pretrained loaded, so the
+        # vectors of a saved model survive; only missing weights (a new task head's) are initialised.
+        if isinstance(module, nn.Embedding):  # the word vectors: the only embedding table
+            half_width = 0.5 / self.config.vector_size
+            init.uniform_(module.weight, -half_width, half_width)
+        elif isinstance(module, LineageSvdModel):
+            init.zeros_(module.singular_values)
+        elif isinstance(module, (nn.Linear, nn.Conv1d)):  # the downstream task models' layers
+            super()._init_weights(module)
+
+
+class LineageSvdModel(LineageSvdPreTrainedModel):
+    """The word vectors: ``forward(input_ids)`` looks them up.
+
+    Example::
+
+        >>> import hf_lineage
+        >>> from transformers import AutoModel
+        >>> model = AutoModel.from_pretrained("out/svd")              # doctest: +SKIP
+        >>> vectors = model(input_ids).last_hidden_state              # (B, T, vector_size)  # doctest: +SKIP
+    """
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.word_vectors = nn.Embedding(config.vocab_size, config.vector_size)
+        self.register_buffer("singular_values", torch.zeros(config.vector_size), persistent=True)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.word_vectors
+
+    def set_input_embeddings(self, value):
+        self.word_vectors = value
+
+    def forward(self, input_ids, attention_mask=None, output_hidden_states=None, return_dict=None, **kwargs):
+        """``last_hidden_state`` (B, T, vector_size): each token's vector. Static vectors have no context, so
+        ``attention_mask`` changes nothing (padding positions get the padding token's vector, zero)."""
+        if input_ids is None or input_ids.dim() < 1:
+            raise ValueError("input_ids must be a (batch, sequence) tensor of token ids")
+        check_ids_in_range(input_ids, self.config.vocab_size, "input_ids", "vocab_size")
+        vectors = self.word_vectors(input_ids)  # (B, T, d)
+        hidden_states = (vectors,) if output_hidden_states else None
+        output = BaseModelOutput(last_hidden_state=vectors, hidden_states=hidden_states)
+        return tuple_or_dict(output, return_dict, self.config)
+
+
+# Downstream task models: the vectors as the first layer (frozen or fine-tuned, ``config.freeze_vectors``) of a
+# task encoder and classifier, shared with NNLM, word2vec and ELMo (see modeling_lineage_static.py).
+
+
+class LineageSvdForTokenClassification(StaticVectorsForTokenClassification, LineageSvdPreTrainedModel):
+    """Word vectors → BiLSTM (``config.task_*``) → a label per token (NER, POS)."""
+
+    base_model_class = LineageSvdModel
+
+
+class LineageSvdForSequenceClassification(StaticVectorsForSequenceClassification, LineageSvdPreTrainedModel):
+    """Word vectors → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``)."""
+
+    base_model_class = LineageSvdModel
+
+
+class LineageSvdForCausalLM(StaticVectorsForCausalLM, LineageSvdPreTrainedModel, GenerationMixin):
+    """Word vectors → left-to-right LSTM → softmax over the vocabulary: the count-based vectors have no language
+    model of their own, so this is how they serve generation tasks."""
+
+    base_model_class = LineageSvdModel
+
+
+
+class LineageSvdForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageSvdPreTrainedModel):
+    """SVD vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
+
+    base_model_class = LineageSvdModel
+
+
+class LineageSvdForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageSvdPreTrainedModel):
+    """Word vectors → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word, trained on the
+    sum of both losses (joint intent classification and slot filling)."""
+
+    base_model_class = LineageSvdModel
+
+
+__all__ = ["LineageSvdPreTrainedModel", *dict.fromkeys(AUTO_CLASSES.values()),
+           "LineageSvdForIntentAndSlots"]

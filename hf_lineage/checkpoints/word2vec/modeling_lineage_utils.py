@@ -1,0 +1,500 @@
+"""Modeling pieces shared by every lineage family: the common PreTrainedModel base, input checks, losses.
+
+This file is copied next to a saved model together with the family's modeling file (transformers follows
+same-folder ``from .x import`` lines), so it imports only torch, transformers and same-folder siblings.
+"""
+
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedModel
+from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.utils import ModelOutput
+
+from .configuration_lineage_utils import check_pruned_heads
+
+# Cited in model cards, one line per family.
+PAPERS = {
+    "lineage-nnlm": "Bengio, Ducharme, Vincent and Jauvin (2003), A Neural Probabilistic Language Model. Journal of "
+    "Machine Learning Research 3:1137-1155. https://www.jmlr.org/papers/v3/bengio03a.html",
+    "lineage-elmo": "Peters et al. (2018), Deep contextualized word representations. NAACL 2018. "
+    "https://arxiv.org/abs/1802.05365",
+    "lineage-gpt": "Radford et al. (2018), Improving Language Understanding by Generative Pre-Training. "
+    "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf",
+    "lineage-word2vec": "Mikolov et al. (2013), Efficient Estimation of Word Representations in Vector Space "
+    "(https://arxiv.org/abs/1301.3781) and Distributed Representations of Words and Phrases and their "
+    "Compositionality (https://arxiv.org/abs/1310.4546).",
+    "lineage-svd": "Levy, Goldberg and Dagan (2015), Improving Distributional Similarity with Lessons Learned from "
+    "Word Embeddings. TACL 3:211-225. https://aclanthology.org/Q15-1016/",
+    "lineage-bert": "Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
+    "Understanding. https://arxiv.org/abs/1810.04805",
+}
+
+
+class LineagePreTrainedModel(PreTrainedModel):
+    """Base of every family's ``PreTrainedModel``.
+
+    What it adds to transformers' base is what makes a saved folder self-sufficient: ``save_pretrained`` writes an
+    ``auto_map`` for *every* Auto class of the family (not only the one the saved class was registered under), so
+    ``AutoModelForMaskedLM.from_pretrained(folder, trust_remote_code=True)`` works on a folder saved from the
+    pre-training model, and it writes a model card when the folder has none.
+
+    Losses: heads whose loss is a sum over labelled items divided by ``num_items_in_batch`` (token-level heads) take
+    it from Trainer or the engine, so gradient accumulation equals one big batch. Heads whose loss is a per-batch
+    mean set ``accepts_loss_kwargs = False``: otherwise their ``**kwargs`` forward makes Trainer believe the loss is
+    already normalised over the accumulated batch and skip dividing it by the accumulation steps.
+
+    A family's modeling module declares ``AUTO_CLASSES = {"AutoModel": "LineageBertModel", ...}``; the package's
+    registry reads the same table to register the classes, so the table is the single source of truth.
+    """
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        module = sys.modules[type(self).__module__]
+        module_file = module.__name__.rsplit(".", 1)[-1]
+        auto_classes = getattr(module, "AUTO_CLASSES", {})
+        if auto_classes:
+            auto_map = dict(getattr(self.config, "auto_map", None) or {})
+            auto_map.update({auto: f"{module_file}.{name}" for auto, name in auto_classes.items()})
+            config_module = sys.modules[type(self.config).__module__].__name__.rsplit(".", 1)[-1]
+            auto_map["AutoConfig"] = f"{config_module}.{type(self.config).__name__}"
+            self.config.auto_map = auto_map
+        super().save_pretrained(save_directory, *args, **kwargs)
+        card = os.path.join(save_directory, "README.md")
+        if not os.path.exists(card):
+            with open(card, "w", encoding="utf-8") as f:
+                f.write(model_card(self))
+
+
+    def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
+        """Remove attention heads, ``{layer: [head, ...]}`` in the original numbering (as transformers 4.x's
+        ``prune_heads``): their rows of the query, key and value projections and their columns of the output
+        projection go, so the model is smaller and faster. The heads are added to ``config.pruned_heads``, which
+        ``from_pretrained`` reads to build the pruned shapes; pruning a head twice is a no-op."""
+        if not hasattr(self.base_model, "_prune_heads"):
+            raise NotImplementedError(f"{type(self).__name__} has no attention heads to prune")
+        pruned = {int(layer): set(heads) for layer, heads in (self.config.pruned_heads or {}).items()}
+        for layer, heads in heads_to_prune.items():
+            pruned.setdefault(int(layer), set()).update(int(head) for head in heads)
+        previous, self.config.pruned_heads = self.config.pruned_heads, pruned
+        try:
+            check_pruned_heads(self.config)  # validates and normalises before anything is cut
+        except ValueError:
+            self.config.pruned_heads = previous
+            raise
+        self.base_model._prune_heads({int(layer): set(heads) for layer, heads in heads_to_prune.items()})
+
+
+def pruned_head_index(heads: set, num_heads: int, head_size: int, already_pruned: set) -> tuple[set, torch.Tensor]:
+    """The heads of ``heads`` not yet pruned, and the (kept) positions of a layer's concatenated head outputs once
+    they are gone. Head numbers are the original ones; the layer's current heads are those not in ``already_pruned``,
+    in order."""
+    heads = set(heads) - already_pruned
+    current = [head for head in range(num_heads + len(already_pruned)) if head not in already_pruned]
+    index = [i * head_size + j for i, head in enumerate(current) if head not in heads for j in range(head_size)]
+    # On the CPU explicitly: from_pretrained builds the model under a meta-device context.
+    return heads, torch.tensor(index, dtype=torch.long, device="cpu")
+
+
+def pruned_linear(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Linear:
+    """A copy of ``layer`` keeping only ``index`` along ``dim`` of its weight (0: outputs, 1: inputs), with the
+    layer's dtype, device and requires_grad (transformers' ``prune_linear_layer`` makes a float32 layer)."""
+    index = index.to(layer.weight.device)
+    new = nn.Linear(1, 1, bias=layer.bias is not None, device="meta")  # shapes and values come from ``layer``
+    new.in_features, new.out_features = (layer.in_features, len(index)) if dim == 0 else (len(index), layer.out_features)
+    requires_grad = layer.weight.requires_grad
+    new.weight = nn.Parameter(layer.weight.detach().index_select(dim, index).clone(), requires_grad=requires_grad)
+    if layer.bias is not None:
+        bias = layer.bias.detach() if dim == 1 else layer.bias.detach()[index]
+        new.bias = nn.Parameter(bias.clone(), requires_grad=requires_grad)
+    return new
+
+
+def model_card(model) -> str:
+    """A short model card: what the model is, its sizes, and how to load it with or without hf_lineage."""
+    config = model.config
+    sizes = {
+        k: v
+        for k, v in config.to_diff_dict().items()
+        if isinstance(v, (int, float, str, bool)) and not k.startswith("_") and k not in ("transformers_version",)
+    }
+    rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in sorted(sizes.items()))
+    base = getattr(config, "_name_or_path", "") or "trained from scratch"
+    n_params = sum(p.numel() for p in model.parameters())
+    return f"""---
+library_name: transformers
+tags:
+- hf-lineage
+- {config.model_type}
+---
+
+# {type(model).__name__}
+
+A `{config.model_type}` model from [hf_lineage](https://pypi.org/project/hf-lineage/): the lineage of NLP
+pretraining as Hugging Face models. {n_params:,} parameters. Base model: {base}.
+
+Paper: {PAPERS.get(config.model_type, "see the hf_lineage documentation")}
+
+## Use
+
+```python
+# with hf_lineage installed
+import hf_lineage
+from transformers import AutoModel, AutoTokenizer
+model = AutoModel.from_pretrained("<this folder or repo>")
+
+# without it: the modeling code ships with the weights
+model = AutoModel.from_pretrained("<this folder or repo>", trust_remote_code=True)
+```
+
+## Configuration
+
+| field | value |
+|---|---|
+{rows}
+"""
+
+
+def check_ids_in_range(ids: torch.Tensor, upper: int, name: str, config_field: str) -> None:
+    """Raise a ValueError naming the problem instead of an index error from inside ``nn.Embedding``."""
+    if ids.numel() == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= upper:
+        bad = hi if hi >= upper else lo
+        raise ValueError(f"{name} contains {bad}, outside [0, {upper}) given by config.{config_field}={upper}")
+
+
+def check_same_shape(tensor: torch.Tensor | None, reference_shape: torch.Size, name: str, reference_name: str) -> None:
+    if tensor is not None and tensor.shape != reference_shape:
+        raise ValueError(
+            f"{name} has shape {tuple(tensor.shape)} but {reference_name} has shape {tuple(reference_shape)}"
+        )
+
+
+def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
+    """Token-level cross entropy ignoring -100, in float32.
+
+    With ``num_items_in_batch`` (passed by Trainer under gradient accumulation) the sum is divided by the number of
+    labelled tokens in the whole accumulated batch, so accumulation gives the same gradient as one big batch.
+    """
+    logits = logits.reshape(-1, logits.size(-1)).float()
+    labels = labels.reshape(-1).to(logits.device)
+    if num_items_in_batch is None:
+        return F.cross_entropy(logits, labels, ignore_index=-100)
+    loss = F.cross_entropy(logits, labels, ignore_index=-100, reduction="sum")
+    if torch.is_tensor(num_items_in_batch):
+        num_items_in_batch = num_items_in_batch.to(loss.device)
+    return loss / num_items_in_batch
+
+
+class _VocabularyCrossEntropy(torch.autograd.Function):
+    """Mean (or sum / ``divisor``) token cross entropy of (N, V) logits, computed in float32 a block of rows at a
+    time. ``F.cross_entropy`` materialises three more (N, V) tensors — float32 log-probabilities kept for the
+    backward pass, zeros for the NLL gradient and the log-softmax gradient (plus a float32 copy of bf16 logits
+    under autocast); for a language model's (B·T, vocabulary) logits those are the largest tensors of a training
+    step. Here the forward keeps only a log-sum-exp per row and the backward writes softmax − one-hot straight
+    into the one gradient tensor it returns, a block of rows at a time: each block (1 MB of float32) stays in the
+    CPU's cache between the fused softmax and the scaling, where whole-tensor passes would each go to memory
+    (``benchmarks/bench_vocabulary_loss.py``)."""
+
+    ROW_BLOCK_ELEMENTS = 2**18
+
+    @staticmethod
+    def forward(ctx, logits, labels, divisor):
+        N, V = logits.shape
+        rows = max(1, _VocabularyCrossEntropy.ROW_BLOCK_ELEMENTS // V)
+        valid = labels != -100
+        target = labels.masked_fill(~valid, 0)
+        lse = torch.empty(N, dtype=torch.float32, device=logits.device)
+        for s in range(0, N, rows):
+            lse[s : s + rows] = torch.logsumexp(logits[s : s + rows].float(), dim=-1)
+        picked = logits.gather(1, target[:, None]).squeeze(1).float()  # logit of the right token, (N,)
+        ctx.save_for_backward(logits, target, valid, torch.as_tensor(divisor, device=logits.device))
+        return ((lse - picked) * valid).sum() / divisor
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        logits, target, valid, divisor = ctx.saved_tensors
+        N, V = logits.shape
+        rows = max(1, _VocabularyCrossEntropy.ROW_BLOCK_ELEMENTS // V)
+        scale = (grad_loss / divisor) * valid  # (N,): 0 for ignored rows
+        grad = torch.empty_like(logits)
+        in_place = grad.dtype == torch.float32
+        for s in range(0, N, rows):
+            block = logits[s : s + rows]
+            if in_place:  # the softmax written into the gradient's own rows
+                p = torch.ops.aten._softmax.out(block, -1, False, out=grad[s : s + rows])
+            else:
+                p = torch.softmax(block, dim=-1, dtype=torch.float32)  # (rows, V)
+            p.mul_(scale[s : s + rows, None])
+            p[torch.arange(p.shape[0], device=p.device), target[s : s + rows]] -= scale[s : s + rows]
+            if not in_place:
+                grad[s : s + rows] = p
+        return grad, None, None
+
+
+def vocabulary_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
+    """``cross_entropy`` (-100 ignored, float32 maths, ``num_items_in_batch`` as there) for logits over a large
+    vocabulary, without the (N, V) temporaries of ``F.cross_entropy``; same value and gradient."""
+    logits = logits.reshape(-1, logits.size(-1))
+    labels = labels.reshape(-1).to(logits.device)
+    divisor = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
+    return _VocabularyCrossEntropy.apply(logits, labels, divisor)
+
+
+def sequence_classification_loss(config, logits, labels):
+    """Regression (1 label), single-label or multi-label classification, chosen as transformers does."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return F.mse_loss(logits.squeeze(-1).float(), labels.squeeze(-1).float())
+    if config.problem_type == "single_label_classification":
+        if labels.numel() and (int(labels.max()) >= config.num_labels or int(labels.min()) < -100):
+            raise ValueError(f"labels contain {int(labels.max())}, but the model has num_labels={config.num_labels}")
+        return cross_entropy(logits, labels.view(-1))
+    return F.binary_cross_entropy_with_logits(logits.float(), labels.float())
+
+
+def span_loss(start_logits, end_logits, start_positions, end_positions):
+    """Extractive QA's loss as transformers' BertForQuestionAnswering computes it: the mean of the start and end
+    cross-entropies over (B, T) logits. Positions outside the (truncated) input are clamped to T and ignored."""
+    T = start_logits.size(1)
+    start = start_positions.view(-1).clamp(0, T)
+    end = end_positions.view(-1).clamp(0, T)
+    return (F.cross_entropy(start_logits.float(), start, ignore_index=T)
+            + F.cross_entropy(end_logits.float(), end, ignore_index=T)) / 2
+
+
+ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
+
+
+def attention_implementation(config) -> str:
+    """``config._attn_implementation`` as the lineage Transformers read it: "sdpa" (the default) or "eager"; anything
+    else (flash attention, flex attention, a kernel from the Hub) is refused by name instead of silently running
+    another path."""
+    implementation = getattr(config, "_attn_implementation", None) or "sdpa"
+    if implementation not in ATTENTION_IMPLEMENTATIONS:
+        raise ValueError(
+            f"{config.model_type} supports attn_implementation 'sdpa' (the default) and 'eager', not "
+            f"{implementation!r}; load the model with attn_implementation='sdpa' or 'eager'"
+        )
+    return implementation
+
+
+def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation="sdpa"):
+    """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
+
+    ``implementation`` "sdpa": ``F.scaled_dot_product_attention`` (fused, no T×T matrix kept for backward on most
+    backends), unless the caller asked for the weights. "eager", or whenever the weights are asked for: the
+    scores, softmax and weighted sum computed here, returning the attention probabilities (B, nh, T, S).
+    """
+    if implementation == "sdpa" and not need_weights:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
+    scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
+    if is_causal:
+        T, S = scores.shape[-2:]
+        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril(S - T)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return F.dropout(weights, p=dropout_p) @ v, (weights if need_weights else None)
+
+
+def causal_attention_mask(attention_mask, T, past_length, device):
+    """Boolean (B, 1, T, S) mask for T new queries after ``past_length`` cached keys, True where a query may attend
+    (itself, the past, no padding); None when plain causal attention is right (SDPA's ``is_causal``, or one new
+    token that may see everything). ``attention_mask`` is (B, S) over past and new tokens, or None."""
+    S = past_length + T
+    padded = attention_mask is not None and not bool(attention_mask.all())
+    if not padded and (past_length == 0 or T == 1):
+        return None
+    # Query i sits at absolute position past_length + i and may see keys 0 .. past_length + i.
+    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past_length)[None, None]  # (1, 1, T, S)
+    if padded:
+        mask = mask & attention_mask.bool()[:, None, None, -S:]
+        # A query with nothing to attend to (left padding) would produce NaN: let it see everything instead;
+        # its output is padding and never used.
+        mask = mask | ~mask.any(dim=-1, keepdim=True)
+    return mask
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, T, C), (B, T) -> (B, C): the mean of the states where ``mask`` is true (zeros for a row with none)."""
+    weights = mask.unsqueeze(-1).to(states.dtype)
+    return (states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+
+
+def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(B, C), (B, C) -> (B, 4C): ``[u, v, |u − v|, u * v]``, what a siamese pair classifier reads of two sentence
+    vectors (Conneau et al. 2017; Reimers & Gurevych 2019)."""
+    return torch.cat([u, v, (u - v).abs(), u * v], dim=-1)
+
+
+def classifier_dropout(config) -> nn.Dropout:
+    """Dropout before a task classifier: ``config.classifier_dropout``, else the hidden dropout."""
+    return nn.Dropout(config.classifier_dropout if config.classifier_dropout is not None
+                      else config.hidden_dropout_prob)
+
+
+# --------------------------------------------------------------------------- caches across transformers versions
+
+# transformers 5.24 renamed the cache, as a forward argument and as an output field, from ``past_key_values`` to
+# ``cache`` (the old name is deprecated until 5.40); earlier releases know only ``past_key_values``. generate() hands the
+# cache to forward under the installed version's name and reads it back from the output under that name, so every
+# lineage forward accepts both names (``cache_argument``) and returns the cache under the installed one
+# (``CACHE_FIELD``). Without this, generation under 5.24 silently started a new cache at every step.
+CACHE_FIELD = "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
+def cache_argument(cache, past_key_values):
+    """The cache a forward was given, under either name: ``cache`` (transformers >= 5.24) or ``past_key_values``
+    (older transformers, and code written for them)."""
+    if cache is not None and past_key_values is not None:
+        raise ValueError("Pass the cache once, as `cache` or as `past_key_values` (its name before transformers "
+                         "5.24), not both")
+    return past_key_values if cache is None else cache
+
+
+def check_dynamic_cache(cache, config) -> None:
+    """The Transformers' attention takes the cached keys as they come back from ``update`` (past + new positions):
+    a cache of fixed length (``cache_implementation="static"``, what ``torch.compile`` of the decoding step needs)
+    would hand back unused slots as keys. Refused by name instead of failing on a mask shape."""
+    if cache is not None and getattr(cache, "is_compileable", False):
+        raise ValueError(
+            f"{config.model_type} supports the dynamic cache only (DynamicCache, generate()'s default), not "
+            f"{type(cache).__name__}: leave cache_implementation unset (or 'dynamic')"
+        )
+
+
+def with_cache(cache) -> dict:
+    """``{CACHE_FIELD: cache}``: keyword arguments that put a cache into any transformers output class."""
+    return {CACHE_FIELD: cache}
+
+
+def output_cache(output: ModelOutput):
+    """The cache in a transformers output (None when there is none), whatever the installed version calls it."""
+    return output.get(CACHE_FIELD)
+
+
+class LSTMStateCache:
+    """The state a stack of LSTMs carries from one call to the next: ``h`` (L, B, H) and ``c`` (L, B, C), and how
+    many input positions it has read.
+
+    Recurrent models have no attention keys and values to put in a ``DynamicCache``; like transformers' own
+    recurrent models (``MambaCache``, ``xLSTMCache``) they carry their state in a class of their own, which
+    ``generate`` passes from step to step as it passes any cache. The models update it in place, as a
+    ``DynamicCache`` is updated. What generation calls on it:
+
+    - ``get_seq_length()``: positions read so far; the model's ``prepare_inputs_for_generation`` feeds only the
+      input positions after them.
+    - ``reorder_cache(beam_idx)``: beam search keeps the states of the beams it keeps.
+
+    Carrying the state across consecutive segments of a stream (truncated backpropagation through time)::
+
+        >>> out = model(input_ids=segment_1, use_cache=True)                                   # doctest: +SKIP
+        >>> out = model(input_ids=segment_2, cache=out.cache.detach(), use_cache=True)        # doctest: +SKIP
+    """
+
+    is_compileable = False
+
+    def __init__(self, h: torch.Tensor, c: torch.Tensor, seen_tokens: int = 0):
+        if h.dim() != 3 or c.dim() != 3 or h.shape[:2] != c.shape[:2]:
+            raise ValueError(f"An LSTM state is h (layers, batch, hidden) and c (layers, batch, cell) with the same "
+                             f"layers and batch; got h {tuple(h.shape)} and c {tuple(c.shape)}")
+        self.h, self.c, self.seen_tokens = h, c, seen_tokens
+
+    @classmethod
+    def from_arguments(cls, cache, past_key_values):
+        """The state a forward was given under either name (see ``cache_argument``), as an ``LSTMStateCache``."""
+        return cls.from_state(cache_argument(cache, past_key_values))
+
+    @classmethod
+    def from_state(cls, state):
+        """Accepts an ``LSTMStateCache`` as it is, or a tuple ``(h, c)`` (what these models returned before)."""
+        if state is None or isinstance(state, cls):
+            return state
+        if isinstance(state, (tuple, list)) and len(state) == 2 and all(torch.is_tensor(s) for s in state):
+            return cls(*state)
+        raise ValueError(f"Expected an LSTMStateCache or a tuple (h, c) of tensors as the LSTM state, got "
+                         f"{type(state).__name__}")
+
+    @property
+    def batch_size(self) -> int:
+        return self.h.shape[1]
+
+    def update(self, h: torch.Tensor, c: torch.Tensor, num_positions: int) -> "LSTMStateCache":
+        """The state after ``num_positions`` more input positions: h (L, B, H) and c (L, B, C)."""
+        self.h, self.c = h, c
+        self.seen_tokens += num_positions
+        return self
+
+    @classmethod
+    def advanced(cls, state, h: torch.Tensor, c: torch.Tensor, num_positions: int) -> "LSTMStateCache":
+        """``state`` updated in place (as a ``DynamicCache`` is), or a new state when there was none."""
+        return cls(h, c, num_positions) if state is None else state.update(h, c, num_positions)
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return self.seen_tokens
+
+    @property
+    def is_linear(self) -> list[bool]:
+        # transformers >= 5.24 slices the prompt by get_seq_length() only for caches with a sequence axis; a
+        # recurrent state has none (the model's prepare_inputs_for_generation does the slicing).
+        return [True] * self.h.shape[0]
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self.h = self.h.index_select(1, beam_idx.to(self.h.device))
+        self.c = self.c.index_select(1, beam_idx.to(self.c.device))
+
+    def detach(self) -> "LSTMStateCache":
+        """A copy cut from the autograd graph: carry the state between training segments, not their graph."""
+        return LSTMStateCache(self.h.detach(), self.c.detach(), self.seen_tokens)
+
+    def __repr__(self):
+        return (f"LSTMStateCache(layers={self.h.shape[0]}, batch={self.batch_size}, hidden={self.h.shape[2]}, "
+                f"cell={self.c.shape[2]}, seen_tokens={self.seen_tokens})")
+
+
+class LSTMStateGenerationMixin:
+    """What ``generate`` needs from a language model that carries an ``LSTMStateCache`` (ELMo's forward LM,
+    the static-vector families' LSTM LM). Comes before ``GenerationMixin`` in the bases."""
+
+    # A recurrent state cannot be rewound to an earlier position: generate() refuses assisted decoding.
+    _is_stateful = True
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # the state is an LSTM's (h, c), not attention keys and values: the forward builds it
+
+    def prepare_inputs_for_generation(self, input_ids, past_key_values=None, attention_mask=None, cache=None,
+                                      **kwargs):
+        """After the first step only the positions the state has not read (one new token per row), with a mask of
+        ones (a row that already ended gets padding from generate(); its state runs on harmlessly and its output
+        is thrown away). Other inputs (e.g. ELMo's char_ids) are dropped: new words come as ids alone."""
+        state = LSTMStateCache.from_arguments(cache, past_key_values)
+        inputs = {"logits_to_keep": 1, "use_cache": kwargs.get("use_cache", True)}
+        for key in ("return_dict", "output_attentions", "output_hidden_states"):
+            if key in kwargs:
+                inputs[key] = kwargs[key]
+        if state is None:
+            inputs.update(input_ids=input_ids, attention_mask=attention_mask)
+        else:
+            new = input_ids[:, state.get_seq_length():]
+            inputs.update(input_ids=new, attention_mask=torch.ones_like(new), **with_cache(state))
+        return inputs
+
+
+def config_flag(value, default):
+    return default if value is None else value
+
+
+def tuple_or_dict(output: ModelOutput, return_dict, config):
+    return output if config_flag(return_dict, config.return_dict) else output.to_tuple()
