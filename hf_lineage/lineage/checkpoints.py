@@ -27,8 +27,9 @@ from .settings import SCALES, LineageArguments
 
 DEFAULT_BUDGET_SECONDS = 900.0  # the equal compute budget of the shipped checkpoints: 15 minutes a family
 CORPUS_LICENSE = "CC BY-SA 3.0 (WikiText-2, Merity et al. 2016, from Wikipedia's Good and Featured articles)"
-# Files of a pretraining run the shipped folder does not need (the engine's resume checkpoints and its logs).
-NOT_SHIPPED = ("checkpoints", "runs", "train_results.json", "logs")
+# Files of a pretraining run the shipped folder does not need: the engine's resume checkpoints, logs and its record
+# of the run (with the builder's own paths; the card and pretraining.json say how it was trained).
+NOT_SHIPPED = ("checkpoints", "runs", "train_results.json", "logs", "run_args.json")
 
 
 def build(corpus: list[str], validation_corpus: list[str] | None, families: list[str], output_dir: Path,
