@@ -2,6 +2,7 @@
 variant, the report's structure and numbers, reuse of finished stages, a failed stage reported while the rest
 continue, and bad arguments refused before anything is written."""
 
+import hashlib
 import json
 import math
 import os
@@ -395,6 +396,9 @@ def test_the_default_run_fine_tunes_the_shipped_checkpoints_without_pretraining(
         stage = results["pretraining"][family]
         shipped = checkpoints.training_record(family)
         assert stage["model"] == str(checkpoints.path(family)) and stage["shipped"]
+        # the cells' stage specs name the weights by hash: a rebuilt checkpoint is not mistaken for the old one
+        weights = (checkpoints.path(family) / "model.safetensors").read_bytes()
+        assert stage["weights_sha256"] == hashlib.sha256(weights).hexdigest()
         assert stage["words_seen"] == shipped["words_seen"] > results["corpus"]["train_words"] > 2_000_000
     assert results["pretraining"]["gpt"]["validation"]["perplexity"] > 1
     assert all(c["status"] == "ok" for c in results["finetuning"]) and len(results["finetuning"]) == 4

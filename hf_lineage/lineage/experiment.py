@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -176,10 +177,14 @@ def shipped_record(family: str, seed: int, args: LineageArguments) -> dict:
     folder = checkpoint_folder(family, args)
     record_file = folder / "pretraining.json"
     record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    weights = hashlib.sha256()
+    for path in sorted(folder.glob("*.safetensors")):
+        weights.update(path.read_bytes())
     return {"config": None, "objective": None, "parameters": None, "validation": {}, "curve": [], "eval_curve": [],
             "steps": None, "words_seen": None, "train_seconds": None, **record, "model": str(folder),
             "status": "ok", "error": None, "reused": True, "seconds": 0.0, "seed": seed,
-            "pretraining_seed": record.get("seed"), "shipped": not args.checkpoints}
+            "pretraining_seed": record.get("seed"), "shipped": not args.checkpoints,
+            "weights_sha256": weights.hexdigest()}
 
 
 def shipped_corpus(families: list[str], args: LineageArguments) -> dict:
@@ -293,7 +298,10 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
             else:
                 files = {"train": data["files"][f"train-{size}"], "dev": data["files"]["dev"],
                          "validation": data["files"]["validation"]}
-                spec = {**entry, "pretrained": pretrained["model"], "data": files, "scale": asdict(scale),
+                # A shipped or --checkpoints folder is named by its weights' hash too: a rebuilt checkpoint at the
+                # same path must not reuse the cells of the old one.
+                spec = {**entry, "pretrained": pretrained["model"], "weights": pretrained.get("weights_sha256"),
+                        "data": files, "scale": asdict(scale),
                         "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision,
                         "pair_encoding": args.pair_encoding}
                 name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
