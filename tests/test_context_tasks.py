@@ -13,8 +13,9 @@ import pytest
 from hf_lineage.lineage import baselines
 from hf_lineage.lineage.settings import CONTEXT_TASKS, SAMPLE_PATHS
 
+from conftest import SHARED_DATA  # ../shared/data, or $HF_LINEAGE_SHARED_DATA
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not (SHARED_DATA / "ud_english_ewt").is_dir(),
                                 reason="compares the files with UD English EWT in ../shared/data, not present")
 

@@ -11,7 +11,8 @@ import pytest
 from hf_lineage.lineage.report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = {"--seeds 3": ROOT / "docs" / "lineage", "default": ROOT / "docs" / "lineage" / "default"}
+RUNS = {"--seeds 3": ROOT / "docs" / "lineage", "default": ROOT / "docs" / "lineage" / "default",
+        "glue": ROOT / "docs" / "lineage" / "glue"}
 SCORE = re.compile(r"(\d+\.\d{3}) \[(\d+\.\d{3}), (\d+\.\d{3})\]")  # "0.912 [0.905, 0.918]"
 
 
@@ -32,6 +33,8 @@ def test_the_runs_are_the_documented_commands_on_the_shipped_checkpoints():
     assert default["command"] == "hf-lineage lineage" and default["seeds"] == [0]
     assert seeds["command"] == "hf-lineage lineage --seeds 3" and seeds["seeds"] == [0, 1, 2]
     assert not default["pretrained_anew"] and not seeds["pretrained_anew"]
+    glue = results("glue")
+    assert "--task-data classification" in glue["command"] and glue["tasks"]["pairs"]["source"].endswith("train.tsv")
 
 
 def _quoted(path):

@@ -176,6 +176,8 @@ def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_r
     code = cli_main([*args, "--task-data", "labeling", str(broken), str(samples / "labeling.validation.jsonl")])
     assert code == 1
     results = json.loads((out / "results.json").read_text())
+    # the report names the user's file, not the embedded sample it replaced
+    assert results["tasks"]["labeling"]["dataset"] == f"{tmp_path.name}/broken.jsonl (--task-data)"
     status = {(c["task"], c["family"], c["variant"]): c for c in results["finetuning"]}
     labeling = [c for (task, _, _), c in status.items() if task == "labeling"]
     assert labeling and all(c["status"] == "failed" and "2 tokens but 1 tags" in c["error"] for c in labeling)

@@ -379,7 +379,10 @@ def describe_tasks(tasks, task_data, args, main_size) -> dict:
         data = task_data[task]
         subsets = data.get("subsets") or {}
         main = subsets.get(main_size) or subsets.get(str(main_size)) or {}
-        info[task] = {"kind": TASKS[task].kind, "dataset": TASKS[task].dataset, "source": data["source"],
+        # --task-data replaces the embedded sample: name the user's file, not the sample the task ships with.
+        dataset = (TASKS[task].dataset if data["source"] == "embedded sample"
+                   else f"{Path(data['source']).parent.name}/{Path(data['source']).name} (--task-data)")
+        info[task] = {"kind": TASKS[task].kind, "dataset": dataset, "source": data["source"],
                       "metric": TASKS[task].metric, "understanding": TASKS[task].understanding,
                       "needs_context": TASKS[task].needs_context,
                       "train_examples": main.get("examples"), "added_for_labels": main.get("added_for_labels"),
