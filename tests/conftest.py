@@ -3,7 +3,33 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
+
+# The suite is a CPU suite: it runs on CI's machine, and its numbers (bit-identical resumes, clock-driven schedules,
+# reference comparisons at float32 tolerances) are CPU numbers. On a CUDA machine CUDA is therefore hidden from every
+# test and from every process a test starts (set before torch is imported; CUDA starts lazily and reads it then), so
+# the suite tests the same thing everywhere, and its multi-process tests (ACCELERATE_USE_CPU=1) use gloo on the CPU.
+# The GPU paths have their own tests, marked ``cuda``: they run with HF_LINEAGE_TEST_CUDA=1 on a CUDA machine
+# (``benchmarks/gpu_check.sh`` runs both) and are skipped, with that reason, everywhere else.
+CUDA_TESTS = os.environ.get("HF_LINEAGE_TEST_CUDA") == "1"
+if not CUDA_TESTS:
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import torch  # noqa: E402 - after CUDA_VISIBLE_DEVICES
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: checks a GPU path; runs only with HF_LINEAGE_TEST_CUDA=1 on a CUDA machine")
+
+
+def pytest_collection_modifyitems(config, items):
+    if CUDA_TESTS and not torch.cuda.is_available():
+        raise pytest.UsageError("HF_LINEAGE_TEST_CUDA=1 but torch sees no CUDA device")
+    for item in items:
+        is_cuda_test = item.get_closest_marker("cuda") is not None
+        if is_cuda_test and not CUDA_TESTS:
+            item.add_marker(pytest.mark.skip(reason="a GPU test: run with HF_LINEAGE_TEST_CUDA=1 on a CUDA machine"))
+        elif CUDA_TESTS and not is_cuda_test:
+            item.add_marker(pytest.mark.skip(reason="a CPU test: run without HF_LINEAGE_TEST_CUDA (CUDA hidden)"))
 
 REPO = Path(__file__).resolve().parents[1]
 # Larger real datasets, present on the project's machines but not in a clean clone; tests that read them skip

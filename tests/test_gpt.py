@@ -276,6 +276,22 @@ def test_vocabulary_cross_entropy_equals_cross_entropy_in_value_and_gradient(dty
     assert grad[:, ::7].abs().max() == 0  # ignored positions get no gradient
 
 
+def test_the_vocabulary_loss_runs_blocked_on_the_cpu_and_as_f_cross_entropy_on_other_devices(monkeypatch):
+    """The blocked loss is a CPU optimisation: on a GPU its small blocks launched ~25,000 kernels a GPT step. Any
+    other device (here "meta", which computes shapes only; CUDA in test_cuda.py) takes F.cross_entropy."""
+    from hf_lineage.models import modeling_lineage_utils as utils
+
+    blocked = []
+    apply = utils._VocabularyCrossEntropy.apply
+    monkeypatch.setattr(utils._VocabularyCrossEntropy, "apply",
+                        lambda logits, *rest: blocked.append(logits.device.type) or apply(logits, *rest))
+    labels = torch.randint(0, 50, (2, 8))
+    utils.vocabulary_cross_entropy(torch.randn(2, 8, 50), labels)
+    assert blocked == ["cpu"]
+    loss = utils.vocabulary_cross_entropy(torch.randn(2, 8, 50, device="meta"), labels)
+    assert blocked == ["cpu"] and loss.device.type == "meta" and loss.shape == ()
+
+
 def test_tied_lm_head_survives_save_and_load(tmp_path):
     model = LineageGPTForCausalLM(tiny())
     assert model.lm_head.weight is model.transformer.tokens_embed.weight

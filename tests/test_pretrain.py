@@ -258,6 +258,10 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
          "no tokens after tokenization"),
         (lambda c, d: ["bert", "--train-file", c["train"], "--tokenizer", c["tokenizer"],
                        "--per-device-batch-size", "100000"], "fewer than one optimisation step"),
+        (lambda c, d: ["bert", "--train-file", c["train"], "--dataloader-num-workers", "-1"],
+         "--dataloader-num-workers must be 0"),
+        (lambda c, d: ["bert", "--train-file", c["train"], "--streaming", "--max-steps", "2",
+                       "--dataloader-num-workers", "2"], "every worker would read the whole stream"),
     ],
 )
 def test_bad_input_fails_early_with_a_clear_message_and_writes_nothing(corpus, tmp_path, capsys, make_args,

@@ -62,8 +62,15 @@ class PretrainArguments:
     log_every: int = 10
     report_to: str = "tensorboard"
     preprocessing_num_workers: int | None = None
+    dataloader_num_workers: int | None = None  # None: DATALOADER_WORKERS_ON_GPU on a GPU, 0 on a CPU
+    torch_compile: bool = False
     overwrite_output_dir: bool = False
     backend: str = "auto"
+
+
+# Worker processes that collate batches (BERT's masking and pairing, padding) while a GPU computes. On a CPU they would
+# take cores from the computation itself, so the batches are made in the main process there.
+DATALOADER_WORKERS_ON_GPU = 2
 
 
 class PretrainError(ValueError):
@@ -158,6 +165,11 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         raise PretrainError("--num-epochs must be positive (or give --max-steps)")
     if args.max_train_seconds is not None and args.max_train_seconds <= 0:
         raise PretrainError("--max-train-seconds must be positive")
+    if args.dataloader_num_workers is not None and args.dataloader_num_workers < 0:
+        raise PretrainError("--dataloader-num-workers must be 0 (the main process) or more")
+    if args.streaming and args.dataloader_num_workers:
+        raise PretrainError("--dataloader-num-workers with --streaming: every worker would read the whole stream; "
+                            "drop one of them")
     for name in ("per_device_batch_size", "gradient_accumulation_steps", "max_seq_length"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PretrainError(f"--{name.replace('_', '-')} must be at least 1")

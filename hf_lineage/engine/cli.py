@@ -46,6 +46,10 @@ FLAG_HELP = {
     "eval_every": "evaluate on --validation-file every N steps (and always at the end)",
     "report_to": "Accelerate tracker: tensorboard, wandb, ... or none",
     "overwrite_output_dir": "delete what the output dir holds first",
+    "dataloader_num_workers": "processes that make the batches while the model trains (default: 2 on a GPU, 0 on a "
+    "CPU, where they would take cores from the computation)",
+    "torch_compile": "compile the model with torch.compile (inductor) before training: faster steps on a GPU after a "
+    "compilation of a minute or more; off by default",
     "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec: whole passes over local files, "
     "no checkpoints); auto picks it when the family has one, no GPU is visible, one process runs and no option only "
     "the engine honours (--max-steps, --checkpoint-every, --learning-rate, ...) is given",

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text
-from .arguments import PretrainError
+from .arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
 from .checkpoints import start_output_dir
 
 
@@ -61,18 +61,24 @@ class Loaders:
 
 
 def build_loaders(args, objective, tokenizer, train_examples, eval_examples) -> Loaders:
+    """Loaders whose batches are made by ``--dataloader-num-workers`` processes (their masking depends on the example's
+    seed, not on the process that draws it) and, for a GPU, in pinned memory."""
     collate = objective.collator(tokenizer)
+    on_gpu = torch.cuda.is_available()
+    workers = args.dataloader_num_workers
+    if workers is None:
+        workers = DATALOADER_WORKERS_ON_GPU if on_gpu and not args.streaming else 0
+    loading = dict(collate_fn=collate, num_workers=workers, pin_memory=on_gpu)
     if args.streaming:
         sampler, train_data = None, StreamedExamples(train_examples, args.seed)
     else:
         train_data = SeededExamples(train_examples, args.seed)
         sampler = EpochPermutationSampler(len(train_data), args.seed)
     train_loader = torch.utils.data.DataLoader(
-        train_data, batch_size=args.per_device_batch_size, sampler=sampler, collate_fn=collate, drop_last=True,
+        train_data, batch_size=args.per_device_batch_size, sampler=sampler, drop_last=True, **loading,
     )
     eval_loader = None
     if eval_examples is not None:
         eval_data = SeededExamples(eval_examples, args.seed)  # epoch stays 0: the same masks at every evaluation
-        eval_loader = torch.utils.data.DataLoader(eval_data, batch_size=args.per_device_eval_batch_size,
-                                                  collate_fn=collate)
+        eval_loader = torch.utils.data.DataLoader(eval_data, batch_size=args.per_device_eval_batch_size, **loading)
     return Loaders(train_data, sampler, train_loader, eval_loader)

@@ -32,14 +32,20 @@ def report_to(args) -> str | None:
 
 
 def start_accelerator(args):
-    """The ``Accelerator`` (devices, processes, mixed precision, trackers), and the seed every process starts from."""
+    """The ``Accelerator`` (devices, processes, mixed precision, trackers, ``--torch-compile``), and the seed every
+    process starts from. Batches reach a GPU from pinned memory with non-blocking copies (``build_loaders`` pins
+    them), so the copy of the next batch overlaps the current step."""
     from accelerate import Accelerator
-    from accelerate.utils import ProjectConfiguration, set_seed
+    from accelerate.utils import DataLoaderConfiguration, ProjectConfiguration, TorchDynamoPlugin, set_seed
 
     output_dir = Path(args.output_dir)
     accelerator = Accelerator(
         mixed_precision=args.mixed_precision, log_with=report_to(args),
         project_config=ProjectConfiguration(project_dir=str(output_dir), logging_dir=str(output_dir / "logs")),
+        dataloader_config=DataLoaderConfiguration(non_blocking=torch.cuda.is_available()),
+        # dynamic=None: compiled for the first shapes, then with dynamic shapes once they change (BERT skips
+        # padding, so its shapes vary from batch to batch). Without --torch-compile, Accelerate's own config decides.
+        **({"dynamo_plugin": TorchDynamoPlugin(backend="inductor", dynamic=None)} if args.torch_compile else {}),
     )
     check_not_silently_replicated(accelerator)
     set_seed(args.seed)
@@ -211,10 +217,11 @@ def optimizer_step(run: Run, micro_batches: list[dict], meter: Meter) -> bool:
     run.optimizer.step()
     out_of_time = False
     if plan.time_budget:
-        # Every process must agree on the clock (their learning rates and the stop must be identical): the slowest
-        # process's elapsed time decides.
-        elapsed = accelerator.reduce(torch.tensor(time.time() - meter.clock_start, device=accelerator.device),
-                                     "max").item()
+        elapsed = time.time() - meter.clock_start
+        if world > 1:
+            # Every process must agree on the clock (their learning rates and the stop must be identical): the
+            # slowest process's elapsed time decides. One process reads its own clock: no device round trip a step.
+            elapsed = accelerator.reduce(torch.tensor(elapsed, device=accelerator.device), "max").item()
         set_schedule_position(run.scheduler,
                               min(plan.schedule_length, round(plan.schedule_length * elapsed / plan.time_budget)))
         out_of_time = elapsed >= plan.time_budget

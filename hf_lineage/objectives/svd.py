@@ -45,6 +45,7 @@ class SvdObjective(PretrainingObjective):
         "per_device_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps", "learning_rate",
         "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "lr_scheduler", "warmup_ratio", "warmup_steps",
         "max_grad_norm", "checkpoint_every", "eval_every", "num_epochs", "validation_file", "stream_buffer_documents",
+        "dataloader_num_workers", "torch_compile",
     )
 
     def config_fields(self) -> dict:

@@ -58,7 +58,7 @@ class Word2VecObjective(PretrainingObjective):
     cpu_backend_ignores = (
         "dataset_name", "streaming", "resume_from", "max_steps", "max_train_seconds", "max_seq_length",
         "per_device_batch_size", "gradient_accumulation_steps", "learning_rate", "lr_scheduler", "warmup_ratio",
-        "warmup_steps", "max_grad_norm", "checkpoint_every", "eval_every",
+        "warmup_steps", "max_grad_norm", "checkpoint_every", "eval_every", "dataloader_num_workers", "torch_compile",
     )
     # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer.
     unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents")
