@@ -1,6 +1,7 @@
 """The pretrained checkpoints shipped in ``hf_lineage/checkpoints`` and ``hf-lineage checkpoints build``."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -107,3 +108,14 @@ def test_diverged_weights_are_refused_and_nothing_is_shipped(tmp_path):
     with pytest.raises(ValueError, match="word2vec: pretraining diverged"):
         ship(model, tmp_path / "out" / "word2vec", {"family": "word2vec"})
     assert not (tmp_path / "out").exists()
+
+
+def test_the_code_shipped_beside_each_checkpoint_is_the_packages_own():
+    """Each folder carries the modeling code that loads it with trust_remote_code (for the Hub, without
+    hf_lineage installed); a change to the package's code (e.g. the GPU path of the vocabulary loss) must reach
+    those copies. To bring them in step: copy each file over from hf_lineage/models/."""
+    models = Path(hf_lineage.__file__).parent / "models"
+    stale = [f"{family}/{code.name}" for family in checkpoints.FAMILIES
+             for code in sorted(checkpoints.path(family).glob("*.py"))
+             if code.read_bytes() != (models / code.name).read_bytes()]
+    assert not stale, f"out of step with hf_lineage/models: {stale}"

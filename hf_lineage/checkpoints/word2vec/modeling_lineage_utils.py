@@ -158,8 +158,16 @@ model = AutoModel.from_pretrained("<this folder or repo>", trust_remote_code=Tru
 
 
 def check_ids_in_range(ids: torch.Tensor, upper: int, name: str, config_field: str) -> None:
-    """Raise a ValueError naming the problem instead of an index error from inside ``nn.Embedding``."""
+    """Raise a ValueError naming the problem instead of an index error from inside ``nn.Embedding``.
+
+    On a GPU (and under ``torch.compile``) the check is an asynchronous device assertion with the same message:
+    reading the minimum and maximum back to the host would stop the CPU from queueing work ahead of the GPU at every
+    forward pass (and break the compiled graph)."""
     if ids.numel() == 0:
+        return
+    if ids.device.type != "cpu" or torch.compiler.is_compiling():
+        torch._assert_async(((ids >= 0) & (ids < upper)).all(),
+                            f"{name} contains ids outside [0, {upper}) given by config.{config_field}={upper}")
         return
     lo, hi = int(ids.min()), int(ids.max())
     if lo < 0 or hi >= upper:
@@ -238,7 +246,16 @@ class _VocabularyCrossEntropy(torch.autograd.Function):
 
 def vocabulary_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
     """``cross_entropy`` (-100 ignored, float32 maths, ``num_items_in_batch`` as there) for logits over a large
-    vocabulary, without the (N, V) temporaries of ``F.cross_entropy``; same value and gradient."""
+    vocabulary; same value and gradient on every device.
+
+    The path is picked by device. On the CPU, ``_VocabularyCrossEntropy``: a block of rows at a time, without the
+    (N, V) temporaries of ``F.cross_entropy``. Anywhere else (CUDA), ``F.cross_entropy`` itself: its fused kernels
+    take the whole (N, V) tensor in a few launches, where the CPU path's small blocks would launch thousands of
+    kernels a step (about 25,000 for GPT's 8,192 × 40,478 logits) and leave the GPU waiting on them (issue 33).
+    Under ``torch.compile`` too: the compiler fuses ``F.cross_entropy`` itself.
+    """
+    if logits.device.type != "cpu" or torch.compiler.is_compiling():
+        return cross_entropy(logits, labels, num_items_in_batch)
     logits = logits.reshape(-1, logits.size(-1))
     labels = labels.reshape(-1).to(logits.device)
     divisor = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
