@@ -317,10 +317,27 @@ def shared_window_reference(syn0, syn1neg, context, outputs, table, alpha):
     np.add.at(syn0, context, g @ outs)
 
 
+def cbow_step_reference(syn1neg, h, outputs, table, alpha):
+    """CBOW's negative-sampling step as ``cbow_kernel`` takes it: the hidden vector ``h`` against the outputs (centre
+    word first, label 1, then the noise words, label 0), gradients and the returned input error from the output
+    vectors before the step, then every output (a repeated one twice) moved by its gradient times ``h``."""
+    outs = syn1neg[outputs].copy()
+    f = outs @ h
+    labels = np.zeros(len(outputs), dtype=np.float32)
+    labels[0] = 1
+    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 999)
+    sig = np.where(f > 6, 1.0, np.where(f < -6, 0.0, table[index]))
+    g = ((labels - sig) * alpha).astype(np.float32)
+    np.add.at(syn1neg, outputs, g[:, None] * h[None, :])
+    return g @ outs
+
+
 def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, table, config, alpha, seed,
-                    shared=False):
+                    shared=False, cbow_step=False):
     """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers;
-    ``shared``: skip-gram's negative sampling as pWord2Vec's matrix products, noise words drawn once per window."""
+    ``shared``: skip-gram's negative sampling as pWord2Vec's matrix products, noise words drawn once per window;
+    ``cbow_step``: CBOW's negative sampling as ``cbow_kernel`` does it (every output's gradient and the input error
+    from the output vectors before the step; ``cbow_step_reference``)."""
     ids, alias, thresholds = noise
     state = (seed | 1) & M64
     for _ in range(4):
@@ -390,8 +407,13 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
                 h = sum(syn0[sentence[j]] for j in context)
                 if config.cbow_mean:
                     h = h / np.float32(len(context))
-                neu1e = np.zeros_like(h)
-                predict(h, centre, neu1e)
+                if cbow_step:
+                    noise_words = [noise_word() for _ in range(config.negative)]
+                    neu1e = cbow_step_reference(syn1neg, h, [centre] + [w for w in noise_words if w != centre],
+                                                table, alpha)
+                else:
+                    neu1e = np.zeros_like(h)
+                    predict(h, centre, neu1e)
                 for j in context:
                     syn0[sentence[j]] += neu1e
 
@@ -428,6 +450,65 @@ def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, s
     for ours, reference in zip((syn0, syn1neg, syn1), expected):
         np.testing.assert_allclose(ours, reference, rtol=1e-4, atol=1e-6)
     assert np.abs(syn0 - initial).max() > 1e-3  # it did train
+
+
+@pytest.mark.parametrize("negative, cbow_mean, d", [(3, True, 16), (6, True, 100), (4, False, 37)])
+def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
+    """CBOW's negative-sampling kernel (compiled per vector size) against a plain loop with the same random numbers
+    (subsampling, windows, noise words) and ``cbow_step_reference``'s step; with few words and 6 noise words per
+    centre word, noise words repeat within a step, and both repeats must be applied. It also stays within rounding
+    of the generic kernel (word2vec.c's order), which it replaces for CBOW with negative sampling."""
+    from hf_lineage.fast.word2vec_cpu import cbow_kernel, exp_table, train_sentences
+
+    config = tiny(architecture="cbow", negative=negative, hs=False, window=3, sample=1e-2, cbow_mean=cbow_mean,
+                  vector_size=d)
+    rng = np.random.default_rng(1)
+    corpus = rng.choice(len(COUNTS), size=400, p=COUNTS / COUNTS.sum()).astype(np.int32)
+    corpus[::17] = 1  # <unk>: skipped
+    starts = np.array([0, 40, 41, 160, 400])
+    syn0 = rng.uniform(-0.5 / d, 0.5 / d, (len(COUNTS), d)).astype(np.float32)
+    syn1neg = rng.normal(0, 0.1, (len(COUNTS), d)).astype(np.float32)
+    keep = sample_ints(keep_probabilities(COUNTS, config.sample))
+    noise = alias_table(noise_distribution(COUNTS, config.ns_exponent))
+    tables = sampling_tables(COUNTS, config.sample, config.ns_exponent, False)
+    table = exp_table()
+    expected = [syn0.copy(), syn1neg.copy(), np.zeros((1, d), np.float32)]
+    generic = [syn0.copy(), syn1neg.copy(), np.zeros((1, d), np.float32)]
+    initial = syn0.copy()
+    alpha = np.float32(0.05)
+    effective, raw = cbow_kernel(d)(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, *tables[:4], table,
+                                    cbow_mean, config.window, negative, alpha, alpha, 0.0, 1e9, 99)
+    assert raw == len(corpus) and 0 < effective < raw
+    reference_train(corpus, starts, *expected, keep, noise, huffman_tree(COUNTS), table, config, alpha, 99,
+                    cbow_step=True)
+    np.testing.assert_allclose(syn0, expected[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, expected[1], rtol=1e-4, atol=1e-6)
+    assert np.abs(syn0 - initial).max() > 1e-3  # it did train
+    assert cbow_kernel(d) is cbow_kernel(d)  # compiled once per size
+    train_sentences(corpus, starts, 0, len(starts) - 1, *generic, *tables, table, False, cbow_mean, config.window,
+                    negative, False, alpha, alpha, 0.0, 1e9, 99, False)
+    np.testing.assert_allclose(syn0, generic[0], atol=0.02)  # repeated noise words: a second-order difference
+
+
+def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wikitext_lines, monkeypatch):
+    """``train_word2vec`` sends CBOW with negative sampling to ``cbow_kernel`` (and CBOW with hierarchical softmax
+    to the generic kernel); one worker and one seed give the same vectors."""
+    from hf_lineage.fast import word2vec_cpu
+
+    sizes = []
+    real = word2vec_cpu.cbow_kernel
+    monkeypatch.setattr(word2vec_cpu, "cbow_kernel", lambda d: sizes.append(d) or real(d))
+
+    def run(seed, **kwargs):
+        model = train_word2vec(wikitext_lines[:300], workers=1, seed=seed, min_count=2, epochs=1, vector_size=20,
+                               architecture="cbow", **kwargs)[0]
+        return model.word2vec.input_vectors.weight.detach().clone()
+
+    first = run(7)
+    assert sizes == [20]
+    assert torch.equal(first, run(7)) and not torch.equal(first, run(8))
+    run(7, negative=0, hs=True)
+    assert sizes == [20, 20, 20]
 
 
 def test_shared_negatives_window_step_is_the_matrix_products():
