@@ -474,10 +474,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "familyFriendly and paraphrase, which a bag of words solves), generation (E2E data-to-text, BLEU), qa "
              "(extractive question answering, SQuAD 2.0 style, F1) and intent_slots (joint intent and BIO slots, "
              "exact match)")
-    add("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
+    add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
-             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch; the learning-curve "
-             "task, labeling, always runs the pretrained variant and scratch at every size)")
+             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch; none: the main variant "
+             "only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")

@@ -41,8 +41,10 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict
     ``data["validation"]``.
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
+    import torch
     from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
+    from ..registry import family_classes
     from ..tasks import classification, generation, intent_and_slots, labeling, question_answering
     from ..tasks.arguments import DataTrainingArguments, ModelArguments
 
@@ -60,7 +62,10 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         # A symmetric pair (paraphrase; one word in two sentences): GPT's similarity transformation (both orders,
         # summed), as its paper did for MRPC.
         pair_task=spec.pair_task, max_target_length=scale.max_target_length,
-        pair_encoding=(args.pair_encoding or scale.pair_encoding) if spec.kind == "sentence_pairs" else None)
+        # How GPT and BERT read a pair; the other families always read each sentence on its own.
+        pair_encoding=((args.pair_encoding or scale.pair_encoding)
+                       if spec.kind == "sentence_pairs" and hasattr(family_classes(family)[0], "pair_encoding")
+                       else None))
     mixed_precision = args.mixed_precision or scale.mixed_precision
     generating = spec.kind == "generation"
     arguments_class = Seq2SeqTrainingArguments if generating else TrainingArguments
@@ -76,6 +81,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         save_only_model=True,
         report_to="none", logging_strategy="steps", log_level="warning", disable_tqdm=True,
         bf16=mixed_precision == "bf16", fp16=mixed_precision == "fp16",
+        # Without a GPU, Trainer takes bf16 only when told it runs on the CPU (the larger scales ask for bf16).
+        use_cpu=mixed_precision != "no" and not torch.cuda.is_available(),
         **({"predict_with_generate": True} if generating else {}))
     callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
     if spec.kind == "sequence_labeling":

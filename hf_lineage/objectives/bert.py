@@ -116,7 +116,8 @@ class BertObjective(PretrainingObjective):
     def loss_counts(self, batch):
         return {
             "num_items_in_batch": (batch["labels"] != -100).sum(),
-            "num_sequences_in_batch": torch.tensor(batch["input_ids"].shape[0], device=batch["input_ids"].device),
+            # torch.full, not torch.tensor: a fill on the device, where a copy from the host would wait for the GPU
+            "num_sequences_in_batch": torch.full((), batch["input_ids"].shape[0], device=batch["input_ids"].device),
         }
 
     def eval_sums(self, outputs, batch):

@@ -134,7 +134,8 @@ class Word2VecObjective(PretrainingObjective):
         model.word_counts.copy_(torch.from_numpy(self._counts))
 
     def loss_counts(self, batch):
-        return {"num_items_in_batch": torch.tensor(batch["labels"].shape[0], device=batch["labels"].device)}
+        # torch.full, not torch.tensor: a fill on the device, where a copy from the host would wait for the GPU
+        return {"num_items_in_batch": torch.full((), batch["labels"].shape[0], device=batch["labels"].device)}
 
     def eval_sums(self, outputs, batch):
         losses = outputs.item_losses.float()

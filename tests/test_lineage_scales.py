@@ -1,0 +1,60 @@
+"""``hf-lineage lineage --scale small`` and ``--scale base`` end to end on the CPU, every family and every stage kind,
+with each scale's own settings — its named configs, mixed precision, pair encoding, learning rates, target lengths
+— and only the sizes shrunk, so that a setting that crashes a real (GPU) run at that scale fails the suite here.
+(The small scale once failed every word2vec pair cell, and on a CPU every fine-tuning cell.)"""
+
+import dataclasses
+import json
+
+import pytest
+
+from hf_lineage.cli import main as cli_main
+from hf_lineage.lineage import settings
+
+# The sizes each family's config is shrunk to; every other field stays the scale's.
+SHRUNK_SIZES = {
+    "svd": {"vector_size": 16},
+    "nnlm": {"embedding_size": 16, "hidden_size": 32},
+    "word2vec": {"vector_size": 16},
+    "elmo": {"char_embedding_size": 8, "char_cnn_filters": [[1, 8], [2, 8]], "lstm_cell_size": 32,
+             "projection_size": 16},
+    "gpt": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
+    "bert": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
+}
+# Every stage kind: pretraining, a labeling cell, a sentence-pair task (every family: GPT and BERT in the scale's pair
+# encoding, the others each sentence on its own) and generation. (Classification runs the pair task's code with one
+# sentence: tests/test_lineage.py runs it.)
+TASKS = ["labeling", "pairs", "generation"]
+# Each family's main variant only (frozen static families and ELMo, fine-tuned GPT and BERT), no learning curves: the
+# other variants and the curves run the same code at every scale (tests/test_lineage.py runs them).
+SMALL_DATA = ["--budget-words", "4000", "--task-train", "32", "--task-validation", "16", "--finetune-epochs", "1",
+              "--variants", "--curve-sizes", "--workers", "0"]
+
+
+def shrunk(scale: settings.Scale) -> settings.Scale:
+    families = {family: (named, {**overrides, **SHRUNK_SIZES[family]}, pretraining)
+                for family, (named, overrides, pretraining) in scale.families.items()}
+    return dataclasses.replace(scale, families=families, vocab_size=2000, max_seq_length=32, batch_size=8,
+                               finetune_batch_size=8, min_steps=1)
+
+
+@pytest.mark.parametrize("scale", ["small", "base"])
+def test_every_stage_of_the_larger_scales_runs_with_their_settings_shrunk(scale, tmp_path, monkeypatch):
+    real = settings.SCALES[scale]
+    monkeypatch.setitem(settings.SCALES, scale, shrunk(real))
+    out = tmp_path / "report"
+    assert cli_main(["lineage", "--scale", scale, "--output-dir", str(out), "--tasks", *TASKS, *SMALL_DATA]) == 0
+    results = json.loads((out / "results.json").read_text())
+    stages = [("pretraining", family, entry) for family, entries in results["pretraining"].items()
+              for entry in (entries if isinstance(entries, list) else [entries])]
+    stages += [("finetuning", f"{c['task']}-{c['family']}-{c['variant']}", c) for c in results["finetuning"]]
+    failed = [(kind, name, entry.get("error")) for kind, name, entry in stages if entry["status"] != "ok"]
+    assert not failed, failed
+    cells = results["finetuning"]
+    assert {c["family"] for c in cells} == set(settings.FAMILY_ORDER)
+    assert {c["task"] for c in cells} == set(TASKS)
+    # The scale's own settings reached the stages: its mixed precision and its pair encoding.
+    spec = json.loads((out / "stages" / "pretrain-gpt" / "stage.json").read_text())["spec"]
+    assert spec["mixed_precision"] == real.mixed_precision == "bf16"
+    assert spec["scale"][0] == real.families["gpt"][0]  # the scale's named config, only its sizes shrunk
+    assert results["pair_encoding"] == real.pair_encoding
