@@ -278,8 +278,8 @@ def main(argv=None) -> int:
                     startup = r["process"] - r["pipeline"]
                     print(f"{architecture:8s} {name:7s} run {repeat + 1}: process {r['process']:6.2f}s, pipeline "
                           f"{r['pipeline']:6.2f}s (before training {r['preparation']:.2f}s; start-up "
-                          f"{startup:.2f}s = {100 * startup / r['process']:.1f}% of the process), vocab {r['vocab']:,}, "
-                          f"analogy {r['analogy']:.2f}%, "
+                          f"{startup:.2f}s = {100 * startup / r['process']:.1f}% of the process), "
+                          f"vocab {r['vocab']:,}, analogy {r['analogy']:.2f}%, "
                           f"WordSim353 ρ {r['wordsim_spearman']:.3f}", flush=True)
             summary[architecture] = rows
     finally:

@@ -25,9 +25,9 @@ WordSim353 quality (docs/benchmarks.md). CBOW and hierarchical softmax train as 
 
 CBOW with negative sampling (and no hierarchical softmax) has a kernel of its own (``cbow_kernel``), compiled per
 vector size: with the size a compile-time constant LLVM vectorises the row loops for exactly that length (no
-runtime-length loop tails), and the outputs' dot products are independent of each other; 1.4-1.5× the generic
-kernel's speed on one thread at d = 100 (issue 33, docs/benchmarks.md). It is word2vec.c's algorithm with the same random numbers, but
-the centre word's and the noise words' gradients and the input error are all taken from the output vectors before
+runtime-length loop tails), and the outputs' dot products do not wait on each other's updates; 1.4-1.5× the
+generic kernel's speed on one thread at d = 100 (issue 33, docs/benchmarks.md). It is word2vec.c's algorithm with
+the same random numbers, but the centre word's and the noise words' gradients and the input error are all taken from the output vectors before
 any of them is updated (the C tool updates each output before the next dot product, which differs only when a
 noise word is drawn twice for one centre word: both of its updates then start from the value before the step, as
 in pWord2Vec's kernel).
