@@ -68,6 +68,33 @@ def test_a_gpt_training_step_on_a_gpu_matches_the_cpu_and_never_waits_on_the_hos
     torch.testing.assert_close(grads["cuda"], grads["cpu"], atol=1e-5, rtol=1e-3)
 
 
+def test_bert_on_a_padded_batch_computes_on_a_gpu_what_it_computes_on_the_cpu():
+    """Skipping padding attends one sequence at a time on the CPU, and pads back for one masked SDPA call on a GPU:
+    the two paths must give the same loss and gradients."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_bert_pretraining import make_batch
+
+    from hf_lineage.models.configuration_lineage_bert import LineageBertConfig
+    from hf_lineage.models.modeling_lineage_bert import LineageBertForPreTraining
+
+    torch.manual_seed(0)
+    model = LineageBertForPreTraining(LineageBertConfig.from_named(
+        "tiny", vocab_size=1200, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    batch = make_batch(6, 48, 1200, min_length=10)  # lengths 10-48, padded to the longest
+    assert not bool(batch["attention_mask"].all())
+    losses, grads = {}, {}
+    for device in ("cpu", "cuda"):
+        model.to(device).zero_grad()
+        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+        loss.backward()
+        losses[device] = loss.item()
+        grads[device] = model.bert.encoder.layer[0].attention.qkv.weight.grad.cpu().clone()
+    assert losses["cuda"] == pytest.approx(losses["cpu"], abs=1e-4)
+    torch.testing.assert_close(grads["cuda"], grads["cpu"], atol=1e-5, rtol=1e-3)
+
+
 def test_an_out_of_vocabulary_id_on_a_gpu_is_caught_by_a_device_assertion_naming_it():
     # A device-side assertion poisons the CUDA context of its process: checked in a child process.
     import subprocess

@@ -10,6 +10,7 @@ largest in a small BERT — is then applied only to the ~15 % of positions that 
 shape (num_masked, vocab), rows in the order of ``labels != -100`` (the loss is the same either way).
 """
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -110,10 +111,15 @@ class LineageBertUnpadded:
     """
 
     def __init__(self, attention_mask):
-        real = attention_mask.bool()
-        self.batch, self.length = real.shape
-        self.index = real.reshape(-1).nonzero().squeeze(1)  # (N,) flat positions of the real tokens
-        self.lengths = real.sum(1).tolist()  # real tokens per sequence: how the packed rows split
+        self.real = attention_mask.bool()
+        self.batch, self.length = self.real.shape
+        self.index = self.real.reshape(-1).nonzero().squeeze(1)  # (N,) flat positions of the real tokens
+
+    @functools.cached_property
+    def lengths(self) -> list[int]:
+        """Real tokens per sequence, how the packed rows split: read back to the host only where attention runs one
+        sequence at a time (the CPU), so a GPU does not wait for it."""
+        return self.real.sum(1).tolist()
 
     def gather(self, x):  # (B, T, ...) -> (N, ...)
         return x.reshape(self.batch * self.length, *x.shape[2:]).index_select(0, self.index)
