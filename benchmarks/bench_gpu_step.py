@@ -130,7 +130,7 @@ def timed_interleaved(steps: dict, device, warmup, repeats) -> dict:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def bert_case(device, batch_size, seq_len, args, toy):
+def bert_case(device, batch_size, seq_len, toy):
     sizes = (dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128) if toy else
              dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072))
     torch.manual_seed(0)
@@ -146,7 +146,7 @@ def bert_case(device, batch_size, seq_len, args, toy):
     return models, batch, lengths, real_tokens, predicted
 
 
-def gpt_case(device, batch_size, seq_len, args, toy, with_openai=True):
+def gpt_case(device, batch_size, seq_len, toy, with_openai=True):
     sizes = dict(n_embd=64, n_layer=2, n_head=2) if toy else dict(n_embd=768, n_layer=12, n_head=12)
     vocab = 40478
     torch.manual_seed(0)
@@ -164,7 +164,7 @@ def gpt_case(device, batch_size, seq_len, args, toy, with_openai=True):
     return models, batch, [seq_len] * batch_size, batch_size * seq_len, 1.0
 
 
-def run_model_case(name, build, device, args, peaks, toy):
+def run_model_case(name, build, device, args, peaks):
     models, batch, lengths, real_tokens, predicted = build()
     steps = {label: make_step(model, batch) for label, model in models.items()}
     if args.compile and name in args.compile_cases:
@@ -281,10 +281,10 @@ def main(argv=None):
     }
     print(json.dumps(environment, indent=1))
     builders = {
-        "bert": lambda: bert_case(device, 8 if toy else 64, 32 if toy else 128, args, toy),
-        "bert_fill": lambda: bert_case(device, 16 if toy else 256, 32 if toy else 128, args, toy),
-        "gpt": lambda: gpt_case(device, 2 if toy else 16, 64 if toy else 512, args, toy),
-        "gpt_fill": lambda: gpt_case(device, 4 if toy else 32, 64 if toy else 512, args, toy, with_openai=False),
+        "bert": lambda: bert_case(device, 8 if toy else 64, 32 if toy else 128, toy),
+        "bert_fill": lambda: bert_case(device, 16 if toy else 256, 32 if toy else 128, toy),
+        "gpt": lambda: gpt_case(device, 2 if toy else 16, 64 if toy else 512, toy),
+        "gpt_fill": lambda: gpt_case(device, 4 if toy else 32, 64 if toy else 512, toy, with_openai=False),
     }
     rows = []
     for case in args.cases:
@@ -295,7 +295,7 @@ def main(argv=None):
                 continue
             new = engine_case(device, args, toy)
         else:
-            new = run_model_case(case, builders[case], device, args, peaks, toy)
+            new = run_model_case(case, builders[case], device, args, peaks)
         for row in new:
             print(json.dumps(row), flush=True)
         rows += new

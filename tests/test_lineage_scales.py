@@ -49,9 +49,9 @@ def fresh_accelerate_state():
     AcceleratorState._reset_state(True)
 
 
+@pytest.mark.usefixtures("fresh_accelerate_state")
 @pytest.mark.parametrize("scale", ["small", "base"])
-def test_every_stage_of_the_larger_scales_runs_with_their_settings_shrunk(scale, tmp_path, monkeypatch,
-                                                                         fresh_accelerate_state):
+def test_every_stage_of_the_larger_scales_runs_with_their_settings_shrunk(scale, tmp_path, monkeypatch):
     real = settings.SCALES[scale]
     monkeypatch.setitem(settings.SCALES, scale, shrunk(real))
     out = tmp_path / "report"
