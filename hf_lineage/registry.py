@@ -1,32 +1,82 @@
-"""Registration of every family with transformers' Auto* classes — the one place a family is plugged in.
+"""The families: what the library knows of each, in one entry, and their registration with transformers' Auto classes.
 
-A family is a (configuration module, modeling module) pair. The modeling module's ``AUTO_CLASSES`` table maps an
-Auto class name to the family's class for it; registration reads that table, and so does ``save_pretrained`` when
-it writes ``auto_map``, so adding a family is one line in ``FAMILIES``.
+A family is one entry in ``FAMILIES`` (a ``Family``): its configuration and modeling modules in ``hf_lineage.models``
+(the modeling module's ``AUTO_CLASSES`` table maps an Auto class name to the family's class for it; registration
+reads that table, and so does ``save_pretrained`` when it writes ``auto_map``), its tokenizer class if it has its
+own, its pre-training objective, and the few rules the task recipes follow per family. What the lineage experiment
+needs (sizes per scale, budgets, learning rates, plot colours) is the other table, ``hf_lineage.lineage.settings``.
 """
 
 import importlib
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
 from transformers.models.auto.auto_factory import _BaseAutoModelClass, _LazyAutoMapping
 
-# family name -> (configuration module, config class name, modeling module)
+
+@dataclass(frozen=True)
+class Family:
+    """One family's library facts. Module names are in ``hf_lineage.models``; ``"module:Class"`` strings are read on
+    first use, so registering a family imports only its configuration and modeling modules."""
+
+    config: str  # "configuration_lineage_gpt:LineageGPTConfig"
+    modeling: str  # "modeling_lineage_gpt", whose AUTO_CLASSES table names the classes
+    objective: str  # its pre-training objective for the engine, "hf_lineage.objectives.gpt:GPTObjective"
+    # Its own tokenizer class (ELMo's also gives character ids); None: a `tokenizers` pipeline in the generic
+    # PreTrainedTokenizerFast, so a saved folder loads anywhere.
+    tokenizer: str | None = None
+    # A left-to-right language model: its checkpoints ship a generation config and generate
+    # (``AutoModelForCausalLM``, ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an
+    # ``EncoderDecoderModel``, so BERT is not one.
+    causal_lm: bool = False
+    # Sequence labelling tags a word at its last token for a model that reads left to right (GPT, NNLM), else at its
+    # first.
+    labels_last_token: bool = False
+    # Generation can continue a left-padded batch of prompts (ELMo's forward LSTM reads padding as input: its prompts
+    # are generated in groups of equal length instead).
+    left_padding: bool = True
+    # GPT's task input transformations (Radford et al. 2018, fig. 1): start, delimiter and extract tokens added to
+    # the vocabulary when fine-tuning on sentence pairs and question answering.
+    task_tokens: bool = False
+
+
+# In lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 FAMILIES = {
-    "gpt": ("configuration_lineage_gpt", "LineageGPTConfig", "modeling_lineage_gpt"),
-    "bert": ("configuration_lineage_bert", "LineageBertConfig", "modeling_lineage_bert"),
-    "nnlm": ("configuration_lineage_nnlm", "LineageNNLMConfig", "modeling_lineage_nnlm"),
-    "word2vec": ("configuration_lineage_word2vec", "LineageWord2VecConfig", "modeling_lineage_word2vec"),
-    "elmo": ("configuration_lineage_elmo", "LineageElmoConfig", "modeling_lineage_elmo"),
-    "svd": ("configuration_lineage_svd", "LineageSvdConfig", "modeling_lineage_svd"),
+    "svd": Family("configuration_lineage_svd:LineageSvdConfig", "modeling_lineage_svd",
+                  "hf_lineage.objectives.svd:SvdObjective", causal_lm=True),
+    "nnlm": Family("configuration_lineage_nnlm:LineageNNLMConfig", "modeling_lineage_nnlm",
+                   "hf_lineage.objectives.nnlm:NNLMObjective", causal_lm=True, labels_last_token=True),
+    "word2vec": Family("configuration_lineage_word2vec:LineageWord2VecConfig", "modeling_lineage_word2vec",
+                       "hf_lineage.objectives.word2vec:Word2VecObjective", causal_lm=True),
+    "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
+                   "hf_lineage.objectives.elmo:ElmoObjective",
+                   tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer", causal_lm=True, left_padding=False),
+    "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
+                  "hf_lineage.objectives.gpt:GPTObjective", causal_lm=True, labels_last_token=True, task_tokens=True),
+    "bert": Family("configuration_lineage_bert:LineageBertConfig", "modeling_lineage_bert",
+                   "hf_lineage.objectives.bert:BertObjective"),
 }
 
-# family -> (tokenizer module, class name) for a family whose tokenizer is its own class (ELMo's gives character
-# ids too) rather than a `tokenizers` pipeline in PreTrainedTokenizerFast.
-TOKENIZERS = {
-    "elmo": ("tokenization_lineage_elmo", "LineageElmoTokenizer"),
-}
+
+def family_spec(family: str) -> Family:
+    """The ``FAMILIES`` entry of a family name, or a ValueError listing the known ones."""
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown family {family!r}; known families: {', '.join(FAMILIES)}")
+    return FAMILIES[family]
+
+
+def family_of_config(config) -> str | None:
+    """The family name of a lineage config (``"gpt"`` for ``lineage-gpt``); None for another library's config."""
+    family = getattr(config, "model_type", "").removeprefix("lineage-")
+    return family if family in FAMILIES and config.model_type == f"lineage-{family}" else None
+
+
+def load_object(reference: str, package: str = "hf_lineage.models"):
+    """The object a ``"module:Name"`` string names (a bare module name is taken from ``package``)."""
+    module, name = reference.split(":")
+    return getattr(importlib.import_module(module if "." in module else f"{package}.{module}"), name)
 
 
 class AutoModelForIntentAndSlots(_BaseAutoModelClass):
@@ -55,11 +105,9 @@ def intent_and_slots_model_class(config):
 
 def family_classes(family: str):
     """(config class, modeling module) of a family, e.g. ``family_classes("bert")``."""
-    if family not in FAMILIES:
-        raise ValueError(f"Unknown family {family!r}; known families: {', '.join(sorted(FAMILIES))}")
-    config_module, config_name, modeling_module = FAMILIES[family]
-    config_class = getattr(importlib.import_module(f"hf_lineage.models.{config_module}"), config_name)
-    return config_class, importlib.import_module(f"hf_lineage.models.{modeling_module}")
+    spec = family_spec(family)
+    modeling = spec.modeling if "." in spec.modeling else f"hf_lineage.models.{spec.modeling}"
+    return load_object(spec.config), importlib.import_module(modeling)
 
 
 def register_family(family: str) -> None:
@@ -77,9 +125,8 @@ def register_family(family: str) -> None:
         # register_for_auto_class accepts only transformers' own names; save_pretrained reads this attribute to
         # copy the modeling files and name the class in auto_map.
         model_class._auto_class = auto_name
-    if family in TOKENIZERS:
-        module_name, class_name = TOKENIZERS[family]
-        tokenizer_class = getattr(importlib.import_module(f"hf_lineage.models.{module_name}"), class_name)
+    if FAMILIES[family].tokenizer:
+        tokenizer_class = load_object(FAMILIES[family].tokenizer)
         AutoTokenizer.register(config_class, slow_tokenizer_class=tokenizer_class, exist_ok=True)
         # save_pretrained copies the tokenizer's file and names it in auto_map, for trust_remote_code.
         tokenizer_class.register_for_auto_class("AutoTokenizer")

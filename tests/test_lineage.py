@@ -83,7 +83,7 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
         low, high = cell["interval"]
         assert low <= cell["score"] <= high or task == "generation"  # a bootstrap interval around the score
         assert cell["main"] == (size == 48 and variant == (
-            experiment.MAIN_VARIANT[family] if task != "generation" else experiment.GENERATION_VARIANT[family]))
+            experiment.main_variant(family, understanding=task != "generation")))
         assert 1 <= max(cell["epochs_run"]) <= 2 and cell["dev_score"][0] is not None  # early stopping on dev
         if size == 48:
             assert cell["train_examples"] == results["tasks"][task]["train_examples"]
@@ -276,7 +276,8 @@ def test_two_processes_under_accelerate_launch_run_every_stage_together(tmp_path
 def test_every_scale_builds_a_valid_config_for_every_family(scale):
     from hf_lineage.registry import family_classes
 
-    for family, (named, overrides, _) in experiment.SCALES[scale].families.items():
+    for family in experiment.LINEAGE_FAMILIES:
+        named, overrides, _ = experiment.SCALES[scale].family_sizes(family)
         config_class, _ = family_classes(family)
         config = config_class.from_named(named, **overrides)  # a ValueError naming the field if a size is invalid
         assert all(getattr(config, key) == value for key, value in overrides.items())
@@ -360,7 +361,7 @@ def test_a_moved_report_folder_is_reused_from_its_new_place(tmp_path):
     assert [c["score"] for c in after["finetuning"]] == [c["score"] for c in before["finetuning"]]
 
 
-def test_a_pretraining_stage_is_specified_by_its_own_budget_only():
+def test_a_pretraining_stage_is_specified_by_its_own_budget_only(monkeypatch):
     """Changing one family's equal-time words re-runs that family's pretraining, not the others'."""
     import dataclasses
 
@@ -372,14 +373,16 @@ def test_a_pretraining_stage_is_specified_by_its_own_budget_only():
             return {"status": "ok", "error": None, "reused": False, "seconds": 0.0, "result": {}}
 
     scale = experiment.SCALES["tiny"]
-    changed = dataclasses.replace(scale, equal_time_words={**scale.equal_time_words, "word2vec": 1_000})
+    word2vec_budget = dataclasses.replace(experiment.LINEAGE_FAMILIES["word2vec"], equal_time_words=1_000)
     corpus = {"train": ["c.txt"], "validation": [], "train_words": 1000}
-    for one_scale in (scale, changed):
+    for changed in (False, True):
+        if changed:
+            monkeypatch.setitem(experiment.LINEAGE_FAMILIES, "word2vec", word2vec_budget)
         for family in ("gpt", "word2vec"):
-            experiment.run_pretraining_stage(RecordingStages(), family, 0, experiment.LineageArguments(), one_scale,
+            experiment.run_pretraining_stage(RecordingStages(), family, 0, experiment.LineageArguments(), scale,
                                              corpus)
     (_, gpt), (_, word2vec), (_, gpt_again), (_, word2vec_again) = specs
-    assert gpt == gpt_again and gpt["budget"]["words"] == scale.equal_time_words["gpt"]
+    assert gpt == gpt_again and gpt["budget"]["words"] == scale.equal_time_words("gpt")
     assert word2vec != word2vec_again and word2vec_again["budget"]["words"] == 1_000
 
 

@@ -31,11 +31,15 @@ SMALL_DATA = ["--budget-words", "4000", "--task-train", "32", "--task-validation
               "--variants", "--curve-sizes", "--workers", "0"]
 
 
-def shrunk(scale: settings.Scale) -> settings.Scale:
-    families = {family: (named, {**overrides, **SHRUNK_SIZES[family]}, pretraining)
-                for family, (named, overrides, pretraining) in scale.families.items()}
-    return dataclasses.replace(scale, families=families, vocab_size=2000, max_seq_length=32, batch_size=8,
-                               finetune_batch_size=8, min_steps=1)
+def shrink(scale: settings.Scale, monkeypatch) -> None:
+    """The scale with every family's config shrunk (its named config and pretraining overrides kept) and smaller
+    batches, sequences and vocabulary."""
+    for family, spec in settings.LINEAGE_FAMILIES.items():
+        named, overrides, pretraining = spec.sizes[scale.name]
+        sizes = {**spec.sizes, scale.name: (named, {**overrides, **SHRUNK_SIZES[family]}, pretraining)}
+        monkeypatch.setitem(settings.LINEAGE_FAMILIES, family, dataclasses.replace(spec, sizes=sizes))
+    monkeypatch.setitem(settings.SCALES, scale.name, dataclasses.replace(
+        scale, vocab_size=2000, max_seq_length=32, batch_size=8, finetune_batch_size=8, min_steps=1))
 
 
 @pytest.fixture
@@ -53,7 +57,8 @@ def fresh_accelerate_state():
 @pytest.mark.parametrize("scale", ["small", "base"])
 def test_every_stage_of_the_larger_scales_runs_with_their_settings_shrunk(scale, tmp_path, monkeypatch):
     real = settings.SCALES[scale]
-    monkeypatch.setitem(settings.SCALES, scale, shrunk(real))
+    real_gpt_config = real.family_sizes("gpt")[0]
+    shrink(real, monkeypatch)
     out = tmp_path / "report"
     assert cli_main(["lineage", "--scale", scale, "--output-dir", str(out), "--tasks", *TASKS, *SMALL_DATA]) == 0
     results = json.loads((out / "results.json").read_text())
@@ -63,10 +68,10 @@ def test_every_stage_of_the_larger_scales_runs_with_their_settings_shrunk(scale,
     failed = [(kind, name, entry.get("error")) for kind, name, entry in stages if entry["status"] != "ok"]
     assert not failed, failed
     cells = results["finetuning"]
-    assert {c["family"] for c in cells} == set(settings.FAMILY_ORDER)
+    assert {c["family"] for c in cells} == set(settings.default_families())
     assert {c["task"] for c in cells} == set(TASKS)
     # The scale's own settings reached the stages: its mixed precision and its pair encoding.
     spec = json.loads((out / "stages" / "pretrain-gpt" / "stage.json").read_text())["spec"]
     assert spec["mixed_precision"] == real.mixed_precision == "bf16"
-    assert spec["scale"][0] == real.families["gpt"][0]  # the scale's named config, only its sizes shrunk
+    assert spec["scale"][0] == real_gpt_config  # the scale's named config, only its sizes shrunk
     assert results["pair_encoding"] == real.pair_encoding

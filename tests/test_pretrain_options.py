@@ -10,8 +10,9 @@ import torch
 
 import hf_lineage.pretrain as engine
 from hf_lineage.lineage import pretraining
-from hf_lineage.lineage.settings import FAMILY_ORDER, SCALES, LineageArguments
-from hf_lineage.objectives import OBJECTIVES, objective_class
+from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
+from hf_lineage.objectives import objective_class
+from hf_lineage.registry import FAMILIES
 from hf_lineage.pretrain import PretrainArguments, resolve_defaults
 
 
@@ -24,7 +25,7 @@ def resolved(family, config="tiny", **given):
 
 
 # word2vec's and svd's "tiny" reads whole sentences and keeps min_count's vocabulary.
-@pytest.mark.parametrize("family", [f for f in OBJECTIVES if f not in ("word2vec", "svd")])
+@pytest.mark.parametrize("family", [f for f in FAMILIES if f not in ("word2vec", "svd")])
 def test_tiny_is_small_everywhere_and_the_named_sizes_keep_the_papers(family):
     tiny = resolved(family)
     # A smoke run on a laptop: a few sequences of a few dozen tokens per step, a small vocabulary.
@@ -56,7 +57,7 @@ def lineage_runs(scale, monkeypatch):
 
     monkeypatch.setattr(engine, "pretrain", capture)
     corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
-    for family in FAMILY_ORDER:
+    for family in default_families():
         with pytest.raises(Captured):
             pretraining.pretrain_family(family, SCALES[scale], LineageArguments(scale=scale), corpus, Path("unused"))
     return runs
@@ -65,7 +66,7 @@ def lineage_runs(scale, monkeypatch):
 @pytest.mark.parametrize("scale", ["tiny", "small"])
 def test_the_lineage_sets_what_the_tiny_defaults_touch_so_its_runs_do_not_change(scale, monkeypatch):
     with_tiny_defaults = lineage_runs(scale, monkeypatch)
-    for family in OBJECTIVES:
+    for family in FAMILIES:
         monkeypatch.setattr(objective_class(family), "tiny_defaults", {})
     assert lineage_runs(scale, monkeypatch) == with_tiny_defaults
     assert with_tiny_defaults["gpt"]["per_device_batch_size"] == SCALES[scale].batch_size

@@ -296,9 +296,9 @@ def test_bad_input_is_a_clear_value_error(corpus_file, tmp_path):
 
 def test_the_lineage_offers_svd_outside_its_default_run_and_pretrains_it(corpus_file, tmp_path):
     from hf_lineage.lineage.pretraining import pretrain_family
-    from hf_lineage.lineage.settings import AVAILABLE_FAMILIES, SCALES, LineageArguments, check_arguments
+    from hf_lineage.lineage.settings import LINEAGE_FAMILIES, SCALES, LineageArguments, check_arguments
 
-    assert "svd" in AVAILABLE_FAMILIES and "svd" not in LineageArguments().families
+    assert "svd" in LINEAGE_FAMILIES and "svd" not in LineageArguments().families
     args = LineageArguments(families=["svd"], budget_words=6000)
     check_arguments(args)
     # The lineage's run (with its validation corpus and budget) is one svd's own trainer takes: a whole pass.

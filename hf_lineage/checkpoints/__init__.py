@@ -6,8 +6,8 @@ whole WikiText-2 training text under one equal compute budget (``hf-lineage chec
     >>> from transformers import AutoModel
     >>> model = AutoModel.from_pretrained(hf_lineage.checkpoints.path("bert"))    # doctest: +SKIP
 
-``hf-lineage lineage`` fine-tunes these by default (``--pretrain`` pretrains anew). Nothing here imports the rest of the
-package: the folders are data.
+``hf-lineage lineage`` fine-tunes these by default (``--pretrain`` pretrains anew). The folders are data; the code
+here only finds them (every registered family ships one).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..registry import FAMILIES as _REGISTERED
+
 HERE = Path(__file__).resolve().parent
-# Every family that ships a checkpoint, in lineage order (the count-based root first).
-FAMILIES = ("svd", "nnlm", "word2vec", "elmo", "gpt", "bert")
+# Every family ships a checkpoint, in the registry's (lineage) order: the count-based root first.
+FAMILIES = tuple(_REGISTERED)
 
 
 def path(family: str) -> Path:

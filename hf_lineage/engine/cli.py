@@ -57,10 +57,10 @@ FLAG_HELP = {
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    from ..objectives import OBJECTIVES
+    from ..registry import FAMILIES
 
     parser = parser or argparse.ArgumentParser(prog="hf-lineage pretrain", description=description())
-    parser.add_argument("family", help=f"model family: {', '.join(OBJECTIVES)}")
+    parser.add_argument("family", help=f"model family: {', '.join(FAMILIES)}")
     parser.add_argument("--output-dir", required=True)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                         help="override a field of the family's config (repeatable)")

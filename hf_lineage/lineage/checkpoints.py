@@ -49,8 +49,9 @@ def build(corpus: list[str], validation_corpus: list[str] | None, families: list
             shutil.rmtree(folder)
         begun = time.time()
         result = pretrain_family(family, scale, args, corpus_info, folder, seed=seed)
-        record = {"family": family, "config": scale.families[family][0], "overrides": scale.families[family][1],
-                  "training_overrides": scale.families[family][2], "seed": seed, "command": command,
+        named, overrides, training_overrides = scale.family_sizes(family)
+        record = {"family": family, "config": named, "overrides": overrides,
+                  "training_overrides": training_overrides, "seed": seed, "command": command,
                   "budget": {k: v for k, v in budget.items()}, "corpus": {
                       "files": [os.path.basename(p) for p in corpus_info["train"]],
                       "validation_files": [os.path.basename(p) for p in corpus_info["validation"]],

@@ -13,9 +13,19 @@ from collections import Counter
 
 from .baselines import TRAINED_BASELINES
 from .scoring import DECISION_RULE
+from .settings import LINEAGE_FAMILIES, family_label
 
-FAMILY_NAMES = {"svd": "PPMI-SVD", "nnlm": "NNLM", "word2vec": "word2vec", "elmo": "ELMo", "gpt": "GPT",
-                "bert": "BERT"}
+
+
+def claim_groups(*groups: str) -> list[str]:
+    """The families whose ``claim_group`` is one of ``groups``, in lineage order. The claims' groups are the static
+    families (a vector per word) and each contextual family on its own ("static < ELMo < GPT < BERT"); the count-based
+    root ("root") counts as static only where a claim says so ("contextual beats static")."""
+    return [name for name, family in LINEAGE_FAMILIES.items() if family.claim_group in groups]
+
+
+def contextual_families() -> list[str]:
+    return [name for name, family in LINEAGE_FAMILIES.items() if family.claim_group == name]
 
 NOISE_RULE = (
     DECISION_RULE + " (Results without per-unit predictions, e.g. written by hand, fall back to a noise band: for a "
@@ -87,7 +97,7 @@ CLAIMS = {
 
 
 def _name(family):
-    return FAMILY_NAMES.get(family, family)
+    return family_label(family)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -262,18 +272,18 @@ def _units(scored, cell):
 
 
 def _understanding_order(results, main, scored=None):
-    groups = ("static", "elmo", "gpt", "bert")
+    groups = ("static", *contextual_families())
     comparisons, scores = [], {}  # scores: {task: {group: score}}
     per_task_text = []
     for task_name in _understanding_tasks(results):
         task = results["tasks"][task_name]
         present = {}  # group -> (label, score, units), in the claimed order
-        static = [(family, _score(main.get((family, task_name)))) for family in ("nnlm", "word2vec")]
+        static = [(family, _score(main.get((family, task_name)))) for family in claim_groups("static")]
         static = [(family, score) for family, score in static if score is not None]
         if static:
             family, score = max(static, key=lambda fs: fs[1])  # ties keep the first, NNLM
             present["static"] = (f"static ({_name(family)})", score, _units(scored, main.get((family, task_name))))
-        for family in ("elmo", "gpt", "bert"):
+        for family in contextual_families():
             score = _score(main.get((family, task_name)))
             if score is not None:
                 present[family] = (_name(family), score, _units(scored, main.get((family, task_name))))
@@ -455,12 +465,12 @@ def _contextual_beats_static(results, main, scored=None):
     for task_name, task in results["tasks"].items():
         if not (task.get("understanding") and task.get("needs_context")):
             continue
-        static = [(f, _score(main.get((f, task_name)))) for f in ("svd", "nnlm", "word2vec")]
+        static = [(f, _score(main.get((f, task_name)))) for f in claim_groups("static", "root")]
         static = [(f, score) for f, score in static if score is not None]
         if not static:
             continue
         best_static, static_score = max(static, key=lambda fs: fs[1])
-        for family in ("elmo", "gpt", "bert"):
+        for family in contextual_families():
             cell = main.get((family, task_name))
             if _score(cell) is None:
                 continue

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# Families whose tokenizer has one id per word and ``<unk>`` for every other word. ELMo reads characters, GPT and
-# BERT subwords: every word reaches them.
-WORD_LEVEL_FAMILIES = ("svd", "nnlm", "word2vec")
+from .settings import LINEAGE_FAMILIES
+
+
+def word_level_families() -> list[str]:
+    """Families whose tokenizer has one id per word and ``<unk>`` for every other word. ELMo reads characters, GPT and
+    BERT subwords: every word reaches them."""
+    return [name for name, family in LINEAGE_FAMILIES.items() if family.word_level]
 
 
 def unknown_words(tokenizer, words) -> set:

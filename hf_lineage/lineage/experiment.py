@@ -18,7 +18,7 @@ reproducible; ``--budget-words`` equal data, ``--budget-seconds`` wall-clock), `
 used one way — **frozen**, **finetuned** or from **scratch** — on one task at one labelled-set size, trained until
 its dev split stops improving), ``baselines`` and ``scoring``/``statistics`` (scores, bootstrap intervals, seeds),
 ``claims`` (verdicts), ``plots`` and ``report``. The main table shows each family the way its paper used it
-(``MAIN_VARIANT``); the learning curves repeat the pretrained and from-scratch cells at several labelled-set sizes.
+(``main_variant``); the learning curves repeat the pretrained and from-scratch cells at several labelled-set sizes.
 
 Every stage (one task's data, one pretraining, one fine-tuning cell and seed) runs in its own folder under
 ``<output-dir>/stages/`` and records ``stage.json`` when it ends: a re-run with the same settings reuses finished
@@ -47,12 +47,9 @@ from .pretraining import describe_budget, pretrain_family
 from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
-    AVAILABLE_FAMILIES,
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
-    FAMILY_ORDER,
-    GENERATION_VARIANT,
-    MAIN_VARIANT,
+    LINEAGE_FAMILIES,
     PAIR_ENCODINGS,
     SAMPLES,
     SCALES,
@@ -62,6 +59,8 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     LineageError,
     Scale,
     check_arguments,
+    default_families,
+    main_variant,
 )
 from .stages import Stages, process_state
 
@@ -80,7 +79,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     scale = check_arguments(args)
     started = time.time()
     out = Path(args.output_dir)
-    families = [f for f in AVAILABLE_FAMILIES if f in args.families]
+    families = [f for f in LINEAGE_FAMILIES if f in args.families]
     tasks = [t for t in TASKS if t in args.tasks]
     seeds = [args.seed + i for i in range(args.seeds)]
     main_size = args.task_train or scale.task_train
@@ -133,7 +132,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "main_train_size": main_size, "curve_sizes": sorted({main_size, *curve_sizes}) if curve_sizes else [],
         "pretraining": {family: summarize_pretraining(records) for family, records in pretraining.items()},
         "baselines": {task: [summary for summary, _ in rows] for task, rows in baseline_rows.items()},
-        "finetuning": finetuning, "main_variant": {f: MAIN_VARIANT[f] for f in families}, "probes": probes,
+        "finetuning": finetuning, "main_variant": {f: main_variant(f) for f in families}, "probes": probes,
         "notes": notes(args, scale),
     }
     if stages.state.is_main_process:
@@ -227,7 +226,7 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
         if task == "labeling" and size == main_size:
             systems[f"{family} {variant}"] = (family, result.units)
     vocabularies = {}
-    for family in diagnostics.WORD_LEVEL_FAMILIES:
+    for family in diagnostics.word_level_families():
         records = pretraining.get(family) or []
         if records and records[0]["status"] == "ok":
             tokenizer = AutoTokenizer.from_pretrained(records[0]["model"])
@@ -273,7 +272,7 @@ def run_pretraining_stage(stages, family, seed, args, scale, corpus) -> dict:
     if isinstance(budget["words"], dict):  # equal time: this family's words only, so a change to another's budget
         budget = {**budget, "words": budget["words"][family]}  # does not re-run this family
     budget.pop("description")
-    spec = {"family": family, "scale": asdict(scale)["families"][family], "corpus": corpus_spec,
+    spec = {"family": family, "scale": scale.family_sizes(family), "corpus": corpus_spec,
             "budget": budget, "seed": seed,
             "vocab_size": scale.vocab_size, "max_seq_length": scale.max_seq_length, "batch_size": scale.batch_size,
             "mixed_precision": args.mixed_precision or scale.mixed_precision}
@@ -302,6 +301,7 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                 # same path must not reuse the cells of the old one.
                 spec = {**entry, "pretrained": pretrained["model"], "weights": pretrained.get("weights_sha256"),
                         "data": files, "scale": asdict(scale),
+                        "finetune_learning_rate": scale.finetune_learning_rate(family),
                         "finetune_epochs": args.finetune_epochs, "mixed_precision": args.mixed_precision,
                         "pair_encoding": args.pair_encoding}
                 name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
@@ -350,7 +350,7 @@ def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dic
     for task, family, variant, size in cells:
         cell_runs = by_cell[(task, family, variant, size)]
         understanding = TASKS[task].understanding
-        main = size == main_size and variant == (MAIN_VARIANT[family] if understanding else GENERATION_VARIANT[family])
+        main = size == main_size and variant == main_variant(family, understanding)
         entry = {"family": family, "task": task, "variant": variant, "train_size": size, "main": main,
                  "metric": TASKS[task].metric, "score": None, "seconds": sum(r["seconds"] or 0 for r in cell_runs),
                  "reused": all(r["reused"] for r in cell_runs)}
@@ -417,7 +417,7 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
            f"{scale.finetune_epochs:g} epochs (more for small sets: at least {small_set_updates(scale)} updates)")
         + f", stopped after {scale.patience} evaluations without a better dev score (never before "
         f"{scale.min_steps} updates), the best evaluation's weights kept; batch {scale.finetune_batch_size}; "
-        f"learning rates {scale.finetune_learning_rate} (frozen: {scale.head_learning_rate}).",
+        f"learning rates {({f: scale.finetune_learning_rate(f) for f in args.families})} (frozen: {scale.head_learning_rate}).",
         pair_encoding_note(args.pair_encoding or scale.pair_encoding),
     ]
     if "qa" in args.tasks:
@@ -438,7 +438,7 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
                      "slightly from run to run (in two default runs on the reference machine the understanding "
                      "scores moved by at most 0.011). Every other number is identical for the same arguments and "
                      "seed; on one CPU word2vec is too.")
-    tuned = {f: training for f, (_, _, training) in scale.families.items() if training and f in args.families}
+    tuned = {f: scale.family_sizes(f)[2] for f in args.families if scale.family_sizes(f)[2]}
     if tuned and pretrains(args):
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")
     return lines
@@ -464,8 +464,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--output-dir", default="lineage_report", help="where the report, results and stages go (default: %(default)s)")
     add("--scale", default="tiny", choices=list(SCALES),
         help="model sizes, corpus share, budget and task sizes (tiny: minutes on a CPU; small, base: a GPU)")
-    add("--families", nargs="+", default=list(FAMILY_ORDER), metavar="FAMILY",
-        help=f"families to run (default: {' '.join(FAMILY_ORDER)}); also available: svd, the count-based root "
+    add("--families", nargs="+", default=default_families(), metavar="FAMILY",
+        help=f"families to run (default: {' '.join(default_families())}); also available: svd, the count-based root "
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
              "fine-tuning cells would add minutes to the default 15-minute budget")
     add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",

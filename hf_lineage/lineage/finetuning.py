@@ -9,12 +9,11 @@ import shutil
 from pathlib import Path
 
 from .settings import (
-    GENERATION_VARIANT,
-    MAIN_VARIANT,
     TASKS,
     VARIANTS,
     LineageArguments,
     Scale,
+    main_variant,
 )
 from .stages import process_state
 
@@ -74,7 +73,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     training_args = arguments_class(
         output_dir=str(output_dir), do_train=True, do_eval=True, do_predict=True, seed=seed,
         num_train_epochs=epochs, eval_steps=every, save_steps=every, logging_steps=every,
-        learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate[family],
+        learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate(family),
         per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
         eval_strategy="steps", save_strategy="steps", save_total_limit=1, load_best_model_at_end=True,
         metric_for_best_model=BEST_MODEL_METRIC.get(spec.kind, "accuracy"), greater_is_better=True,
@@ -193,11 +192,11 @@ def cell_variants(task: str, family: str, variants: list[str]) -> list[str]:
     """The variants run for a (task, family): on understanding tasks the requested ones and always the main table's,
     on generation the family's own."""
     if not TASKS[task].understanding:
-        return [GENERATION_VARIANT[family]]
-    return [v for v in VARIANTS if v in variants or v == MAIN_VARIANT[family]]
+        return [main_variant(family, understanding=False)]
+    return [v for v in VARIANTS if v in variants or v == main_variant(family)]
 
 
 def pretrained_variant(family: str, variants: list[str]) -> str:
     """The pretrained side of the learning curves: fine-tuned when asked for (the same trainable network as scratch,
     only the starting weights differ), else the way the family's paper used it."""
-    return "finetuned" if "finetuned" in variants else MAIN_VARIANT[family]
+    return "finetuned" if "finetuned" in variants else main_variant(family)

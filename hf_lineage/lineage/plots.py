@@ -15,11 +15,15 @@ from .claims import (
     _score,
     _understanding_tasks,
 )
-from .settings import VARIANTS
+from .settings import LINEAGE_FAMILIES, VARIANTS
 
-FAMILY_COLORS = {"svd": "tab:purple", "nnlm": "tab:brown", "word2vec": "tab:olive", "elmo": "tab:green",
-                 "gpt": "tab:blue", "bert": "tab:red"}
 VARIANT_COLORS = {"frozen": "tab:gray", "finetuned": "tab:blue", "scratch": "tab:orange"}
+
+
+def _color(family):
+    return LINEAGE_FAMILIES[family].color if family in LINEAGE_FAMILIES else None
+
+
 PLOT_CAPTIONS = {
     "learning_curves.png": "Learning curves: score against labelled training examples, pretrained (solid) vs from "
                            "scratch (dashed), with 95 % bootstrap bands; dotted lines are the baselines.",
@@ -59,7 +63,7 @@ def _pretraining_curves(plt, results, path):
         # Words seen is the shared budget's unit; a curve without it falls back to steps.
         x_key = "words_seen" if all(p.get("words_seen") is not None for p in curve + evals) else "step"
         if curve:
-            ax.plot([p[x_key] for p in curve], [p["train_loss"] for p in curve], color=FAMILY_COLORS.get(family),
+            ax.plot([p[x_key] for p in curve], [p["train_loss"] for p in curve], color=_color(family),
                     linewidth=1.2, label="train loss")
         if evals and all(p.get(x_key) is not None for p in evals):
             ax.plot([p[x_key] for p in evals], [p["loss"] for p in evals], "o", color="black", markersize=4,
@@ -131,7 +135,7 @@ def _downstream_scores(plt, results, path):
                 x = j - 0.4 + width * (i + 0.5)
                 score = _score(cell)
                 if score is not None:
-                    ax.bar(x, score, width, color=FAMILY_COLORS.get(family), label=_name(family),
+                    ax.bar(x, score, width, color=_color(family), label=_name(family),
                            **_error_bar(cell, score))
                 _bar_label(ax, x, score, (cell or {}).get("status"))
         for j, task_name in enumerate(task_names):  # each baseline as a line across its task's bars
@@ -226,9 +230,9 @@ def _learning_curves(plt, results, path):
                 low = [by_size[n]["interval"][0] if by_size[n].get("interval") else s for n, s in zip(sizes, scores)]
                 high = [by_size[n]["interval"][1] if by_size[n].get("interval") else s for n, s in zip(sizes, scores)]
                 style = "--" if variant == "scratch" else "-"
-                ax.plot(sizes, scores, style, marker="o", color=FAMILY_COLORS.get(family),
+                ax.plot(sizes, scores, style, marker="o", color=_color(family),
                         label=f"{_name(family)} {variant}")
-                ax.fill_between(sizes, low, high, color=FAMILY_COLORS.get(family), alpha=0.1)
+                ax.fill_between(sizes, low, high, color=_color(family), alpha=0.1)
         for b in (results.get("baselines") or {}).get(task) or []:
             ax.axhline(b["score"], color="black", linewidth=0.8, linestyle=":")
             ax.annotate(b["name"], (ax.get_xlim()[0], b["score"]), fontsize=7, va="bottom")

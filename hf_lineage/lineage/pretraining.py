@@ -9,14 +9,8 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from .settings import REFERENCE_MACHINE, LineageArguments, Scale
+from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, Scale
 from .stages import process_state
-
-OBJECTIVE_NAMES = {"svd": "PPMI of window counts, truncated SVD (no training steps)",
-                   "nnlm": "next word from the n-1 previous (causal LM)",
-                   "word2vec": "skip-gram/CBOW, negative sampling",
-                   "elmo": "forward + backward LM (train: sum, validation: mean)", "gpt": "causal LM",
-                   "bert": "masked LM + NSP (validation: masked LM)"}
 
 
 def count_parameters(model_dir: Path) -> int:
@@ -35,21 +29,22 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
     """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget."""
     from ..pretrain import PretrainArguments, pretrain
 
-    config, overrides, training = scale.families[family]
+    config, overrides, training = scale.family_sizes(family)
     model_dir = folder / "model"
     run = PretrainArguments(
         family=family, output_dir=str(model_dir), config=config, overrides=dict(overrides), train_file=corpus["train"],
         validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
         seed=args.seed if seed is None else seed, report_to="none",
         mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training)
-    if family not in ("word2vec", "svd"):  # those read whole sentences; word2vec's batch is its engine path's alone
+    budget_unit = LINEAGE_FAMILIES[family].budget_unit
+    if budget_unit == "steps":  # the others read whole sentences; word2vec's batch is its engine path's alone
         run.max_seq_length, run.per_device_batch_size = scale.max_seq_length, scale.batch_size
     budget_epochs = family_budget_words(family, args, scale, corpus["train_words"]) / corpus["train_words"]
-    if family == "svd":
+    if budget_unit == "one pass":
         # One counting pass over the corpus and a factorisation, in seconds: no steps or passes for a budget to set,
         # and no validation loss.
         run.validation_file = None
-    elif family == "word2vec":
+    elif budget_unit == "passes":
         # word2vec's trainer (like the C tool and gensim) runs whole epochs with its learning rate decaying over
         # them all: the budget in words becomes the nearest whole number of passes, a budget in seconds the number of
         # passes a first pass says fit in it.
@@ -75,7 +70,7 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
     """The numbers the report needs from ``train_results.json`` (the engine's or word2vec's CPU trainer's)."""
     from ..objectives import objective_class
 
-    result = {"config": config, "objective": OBJECTIVE_NAMES[family], "parameters": count_parameters(model_dir),
+    result = {"config": config, "objective": LINEAGE_FAMILIES[family].objective, "parameters": count_parameters(model_dir),
               "model": str(model_dir), "validation": {}, "curve": [], "eval_curve": []}
     if "log_history" not in trained:  # word2vec's CPU trainer: whole passes, no loss (as the C tool and gensim)
         return {**result, "steps": None, "words_seen": trained["epochs"] * corpus_words,
@@ -104,14 +99,14 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
 
 def equal_time(args: LineageArguments, scale: Scale) -> bool:
     """The default budget of a scale that has one: equal pretraining time, as calibrated corpus words."""
-    return not args.budget_words and not args.budget_seconds and scale.equal_time_words is not None
+    return not args.budget_words and not args.budget_seconds and scale.equal_time_seconds is not None
 
 
 def family_budget_words(family: str, args: LineageArguments, scale: Scale, corpus_words: int) -> float:
     if args.budget_words:
         return args.budget_words
     if equal_time(args, scale):
-        return scale.equal_time_words[family]
+        return scale.equal_time_words(family)
     return scale.epochs * corpus_words
 
 
@@ -122,7 +117,7 @@ def describe_budget(args: LineageArguments, scale: Scale, corpus_words: int) -> 
                                "(word2vec: "
                                "the whole passes a first pass says fit); not reproducible run to run"}
     if equal_time(args, scale):
-        words = {family: scale.equal_time_words[family] for family in args.families}
+        words = {family: scale.equal_time_words(family) for family in args.families}
         return {"kind": "equal time", "seconds": scale.equal_time_seconds, "words": words, "epochs": None,
                 "description": f"equal time: about {scale.equal_time_seconds:g} s of pretraining per family on the "
                                f"reference machine ({REFERENCE_MACHINE}), fixed as the corpus words each family reads "

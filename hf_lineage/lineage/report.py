@@ -38,12 +38,7 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
 from .probing import report_lines as probing_lines
-from .settings import VARIANTS
-
-# Families whose validation perplexity is a causal-LM perplexity, and the unit it is per.
-CAUSAL_LM_UNITS = {"nnlm": "word", "elmo": "word", "gpt": "BPE token"}
-# Not a language model: no perplexity, whatever a results dict says.
-NO_PERPLEXITY = {"word2vec"}
+from .settings import LINEAGE_FAMILIES, VARIANTS
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -291,17 +286,18 @@ def _main_table(results, notes):
 
 def _perplexity_cell(family, stage, notes):
     perplexity = (stage.get("validation") or {}).get("perplexity")
-    if family in NO_PERPLEXITY:
+    kind = LINEAGE_FAMILIES[family].perplexity if family in LINEAGE_FAMILIES else None
+    if kind == "none":  # not a language model: no perplexity, whatever a results dict says
         return "—" + notes.mark(
             "word2vec is not a language model: it has no perplexity, and its loss is its own training objective's "
             "(the negative-sampling loss by default), on no common scale with the other families.")
     if perplexity is None:
         return "—"
-    if family == "bert":
+    if kind == "masked":
         return _number(perplexity, 2) + notes.mark(
             "BERT's perplexity is exp of the masked-LM loss: each masked token is predicted from the context on both "
             "sides, so it is not comparable with the causal language models' perplexities.")
-    if family in CAUSAL_LM_UNITS:
+    if kind == "causal":
         return _number(perplexity, 2) + notes.mark(
             "NNLM, ELMo and GPT report causal-LM perplexities, per token of each family's own tokenization: per word "
             "for NNLM and ELMo (ELMo's is the geometric mean of its forward and backward LMs'), per BPE token for "

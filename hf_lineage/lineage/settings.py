@@ -6,30 +6,142 @@ Nothing here trains or reads data; every other stage module imports these names.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
-FAMILY_ORDER = ("nnlm", "word2vec", "elmo", "gpt", "bert")
-# Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
-# svd is not in the default run (``FAMILY_ORDER``): its vectors take seconds, but its fine-tuning cells would add
-# minutes to a default budget that is already full.
-AVAILABLE_FAMILIES = ("svd", *FAMILY_ORDER)
 VARIANTS = ("frozen", "finetuned", "scratch")
 # Run by default besides each family's main variant on every understanding task: from scratch, the question "does
 # pretraining help?" (the learning-curve task, labeling, runs it at every size in any case).
 DEFAULT_VARIANTS = ("scratch",)
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
-# How each paper used its pretrained model downstream: static vectors and ELMo as fixed features under a task model
-# (ELMo: "we freeze the weights of the biLM"), GPT and BERT fine-tuned end to end. The main table shows these cells.
-MAIN_VARIANT = {"svd": "frozen", "nnlm": "frozen", "word2vec": "frozen", "elmo": "frozen", "gpt": "finetuned",
-                "bert": "finetuned"}
-# Generation needs the language model itself to learn the output format, so there the LMs (ELMo's forward LM, GPT,
-# BERT2BERT) are fine-tuned; the static-vector families keep fixed vectors under their own LSTM decoder.
-GENERATION_VARIANT = {"svd": "frozen", "nnlm": "frozen", "word2vec": "frozen", "elmo": "finetuned",
-                      "gpt": "finetuned", "bert": "finetuned"}
+
+@dataclass(frozen=True)
+class LineageFamily:
+    """What the experiment knows of one family, beside what the library knows (``hf_lineage.registry.FAMILIES``)."""
+
+    label: str  # its name in the report and plots
+    color: str  # its matplotlib colour in the plots
+    objective: str  # what it pretrains on, in words, for the report
+    # How its paper used the pretrained model downstream: static vectors and ELMo as fixed features under a task
+    # model (ELMo: "we freeze the weights of the biLM"), GPT and BERT fine-tuned end to end. The main table shows
+    # these cells. On generation the language model itself must learn the output format, so there the LMs (ELMo's
+    # forward LM, GPT, BERT2BERT) are fine-tuned; the static-vector families keep fixed vectors under their own
+    # LSTM decoder.
+    main_variant: str
+    generation_variant: str
+    # Its place in the claims: "static" (a vector per word) or its own group in "static < ELMo < GPT < BERT";
+    # "root" (PPMI-SVD) is static for "contextual beats static" but outside that ordering.
+    claim_group: str
+    # scale → (named config, config overrides, pretraining overrides)
+    sizes: dict
+    # scale → learning rate when the pretrained network is trained (fine-tuned or from scratch)
+    finetune_learning_rate: dict
+    # Its equal-time budget (the tiny scale's default): the corpus words it reads in ``TINY_EQUAL_TIME_SECONDS`` of
+    # pretraining on ``REFERENCE_MACHINE`` (measured with ``hf-lineage lineage --budget-seconds``, whose results.json
+    # reports the words each family saw).
+    equal_time_words: int
+    # How a budget reaches its trainer: "steps" (the engine, sequences of the scale's length in the scale's batches),
+    # "passes" (word2vec: whole passes with the learning rate decaying over them all, as the C tool and gensim),
+    # "one pass" (svd: one counting pass and a factorisation, no steps to budget).
+    budget_unit: str = "steps"
+    in_default_run: bool = True
+    # One id per word and <unk> for every other word (the labeling diagnostics count the words outside it).
+    word_level: bool = False
+    # What its validation perplexity is: "causal" (exp of a next-token loss), "masked" (exp of the masked-LM loss),
+    # "none" (not a language model: its validation loss is its own objective's, with no perplexity), or None (no
+    # validation at all).
+    perplexity: str | None = None
+
+
+# The tiny scale's budget is equal pretraining time, fixed as the corpus words each family reads in that time on the
+# reference machine, so that a run is reproducible and the budget means the same on every machine. word2vec's was
+# lowered from 70M when two default runs spent 67 s and 80 s on it, against the others' 49-51 s; 45M then took 26-35
+# s. Its speed on the shared reference machine varies up to threefold from run to run. Its skip-gram kernel then
+# became about 3x faster (pWord2Vec's shared negatives): 45M took 15 s of training on 2026-11-26 while NNLM, ELMo, GPT
+# and BERT took 59-92 s on the same (slower) machine, so it was raised to 200M (about 67 s there). svd always counts
+# over the whole corpus once (the method has no steps or passes to budget); its entry is that pass over the embedded
+# sample, which takes about 5 s.
+REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
+TINY_EQUAL_TIME_SECONDS = 50.0
+
+# Sizes: tiny gives representations of ~64 dimensions for every family, learning rates raised for few steps (the
+# papers' rates are for millions of steps). Small and base follow the papers more closely and expect a real corpus and
+# a GPU: base is the papers' sizes (BERT base, GPT, ELMo original, 300-d word2vec) except NNLM, widened to 512
+# dimensions because its paper's 30-100 would be no comparison. The task models of the static families and ELMo
+# (LSTMs trained from scratch on top) need a larger fine-tuning step than the pretrained Transformers.
+_TRANSFORMER_SMALL = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024}
+_TRANSFORMER_SMALL_TRAINING = {"learning_rate": 5e-4, "warmup_ratio": 0.02}
+_STATIC_RATES = {"tiny": 1e-2, "small": 1e-3, "base": 1e-3}
+
+# Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
+LINEAGE_FAMILIES = {
+    # Not in the default run: its vectors take seconds, but its fine-tuning cells would add minutes to a default
+    # budget that is already full.
+    "svd": LineageFamily(
+        "PPMI-SVD", "tab:purple", "PPMI of window counts, truncated SVD (no training steps)", "frozen", "frozen",
+        "root", sizes={"tiny": ("levy2015", {"vector_size": 64, "min_count": 2}, {}),
+                       "small": ("levy2015", {"vector_size": 256}, {}), "base": ("levy2015", {}, {})},
+        finetune_learning_rate=_STATIC_RATES, equal_time_words=598_000, budget_unit="one pass",
+        in_default_run=False, word_level=True),
+    "nnlm": LineageFamily(
+        "NNLM", "tab:brown", "next word from the n-1 previous (causal LM)", "frozen", "frozen", "static",
+        sizes={"tiny": ("tiny", {"embedding_size": 64, "hidden_size": 128, "context_size": 4}, {}),
+               "small": ("mlp1", {"embedding_size": 256, "hidden_size": 512}, {}),
+               "base": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {})},
+        finetune_learning_rate=_STATIC_RATES, equal_time_words=380_000, word_level=True, perplexity="causal"),
+    "word2vec": LineageFamily(
+        "word2vec", "tab:olive", "skip-gram/CBOW, negative sampling", "frozen", "frozen", "static",
+        sizes={"tiny": ("tiny", {"vector_size": 64, "window": 5, "negative": 5, "min_count": 2}, {}),
+               "small": ("gensim", {"vector_size": 256}, {}), "base": ("mikolov2013", {}, {})},
+        finetune_learning_rate=_STATIC_RATES, equal_time_words=200_000_000, budget_unit="passes", word_level=True,
+        perplexity="none"),
+    "elmo": LineageFamily(
+        "ELMo", "tab:green", "forward + backward LM (train: sum, validation: mean)", "frozen", "finetuned", "elmo",
+        # No cell/projection clipping at the smaller sizes: the LSTMs then run fused (bilm-tf's clipping needs a
+        # per-step loop).
+        sizes={"tiny": ("tiny", {"lstm_cell_size": 128, "projection_size": 32, "cell_clip": None, "proj_clip": None},
+                        {}),
+               "small": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
+               "base": ("original", {}, {})},
+        finetune_learning_rate={"tiny": 3e-3, "small": 1e-3, "base": 1e-3}, equal_time_words=280_000,
+        perplexity="causal"),
+    "gpt": LineageFamily(
+        "GPT", "tab:blue", "causal LM", "finetuned", "finetuned", "gpt",
+        # lm_loss_weight 0 at tiny: GPT's auxiliary LM loss off when fine-tuning on 1,000 examples. Radford et al.
+        # (2018, table 5) found it helps the large datasets and not the small ones (average 74.7 with it, 75.0
+        # without); here it would also cost 5x the time of a fine-tuning step (the 8,000-word projection of every
+        # token is larger than the 64-wide network).
+        sizes={"tiny": ("tiny", {"lm_loss_weight": 0.0}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
+               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("gpt", {}, {})},
+        finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 6.25e-5}, equal_time_words=700_000,
+        perplexity="causal"),
+    "bert": LineageFamily(
+        "BERT", "tab:red", "masked LM + NSP (validation: masked LM)", "finetuned", "finetuned", "bert",
+        sizes={"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
+               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})},
+        finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 5e-5}, equal_time_words=1_850_000,
+        perplexity="masked"),
+}
+
+
+def default_families() -> list[str]:
+    """The families a run takes unless ``--families`` says otherwise, in lineage order."""
+    return [name for name, family in LINEAGE_FAMILIES.items() if family.in_default_run]
+
+
+def main_variant(family: str, understanding: bool = True) -> str:
+    """The variant the main table shows for ``family``: on an understanding task its paper's, else (generation) its
+    ``generation_variant``."""
+    spec = LINEAGE_FAMILIES[family]
+    return spec.main_variant if understanding else spec.generation_variant
+
+
+def family_label(family: str) -> str:
+    """A family's name as the report writes it ("PPMI-SVD", "ELMo"); an unknown name as given."""
+    return LINEAGE_FAMILIES[family].label if family in LINEAGE_FAMILIES else family
 
 
 @dataclass(frozen=True)
@@ -92,10 +204,11 @@ SAMPLE_PATHS = {
 
 @dataclass(frozen=True)
 class Scale:
-    """Everything a scale fixes. ``families``: family → (named config, config overrides, pretraining overrides)."""
+    """Everything a scale fixes but what each family sets for it (``LineageFamily.sizes`` and
+    ``finetune_learning_rate`` under the scale's ``name``)."""
 
-    families: dict
-    epochs: float  # the default budget when ``equal_time_words`` is None: passes over the corpus
+    name: str
+    epochs: float  # the default budget when ``equal_time_seconds`` is None: passes over the corpus
     corpus_words: int | None  # words of the embedded corpus sample used (None: all of it)
     vocab_size: int
     max_seq_length: int
@@ -104,14 +217,13 @@ class Scale:
     task_validation: int | None  # validation examples per task (None: the whole validation file)
     finetune_epochs: float  # the most epochs a cell trains; early stopping on the dev split usually ends it sooner
     finetune_batch_size: int
-    finetune_learning_rate: dict  # family → learning rate when the pretrained network is trained
     head_learning_rate: float  # when only the task layers train (frozen)
     max_target_length: int
     mixed_precision: str = "no"
-    # The default budget: family → corpus words that take ``equal_time_seconds`` of pretraining on the reference
-    # machine (see ``REFERENCE_MACHINE``). A budget in words makes a run reproducible; a budget measured in seconds
-    # at run time (``--budget-seconds``) would not be. None: ``epochs`` passes for every family (equal data).
-    equal_time_words: dict | None = None
+    # Not None: the default budget is equal time, this many seconds of pretraining per family on the reference
+    # machine (``REFERENCE_MACHINE``), fixed as each family's ``equal_time_words``. A budget in words makes a run
+    # reproducible; a budget measured in seconds at run time (``--budget-seconds``) would not be. None: ``epochs``
+    # passes for every family (equal data).
     equal_time_seconds: float | None = None
     dev_examples: int = 300  # carved from the training file, disjoint from every training subset: early stopping
     patience: int = 3  # epochs without a better dev score before a cell stops
@@ -123,85 +235,40 @@ class Scale:
     # the static families and ELMo read pairs. The tiny Transformers stay at chance with "cross" (docs/lineage.md).
     pair_encoding: str = "cross"
 
+    def family_sizes(self, family: str) -> tuple:
+        """(named config, config overrides, pretraining overrides) of ``family`` at this scale."""
+        return LINEAGE_FAMILIES[family].sizes[self.name]
 
-# The default budget of the tiny scale: equal pretraining time, fixed as the corpus words each family reads in that
-# time on the reference machine (measured with `hf-lineage lineage --budget-seconds`, whose results.json reports the
-# words each family saw), so that a run is reproducible and the budget means the same on every machine. word2vec's
-# was lowered from 70M when two default runs spent 67 s and 80 s on it, against the others' 49-51 s; 45M then took
-# 26-35 s. Its speed on the shared reference machine varies up to threefold from run to run. Its skip-gram kernel
-# then became about 3x faster (pWord2Vec's shared negatives): 45M took 15 s of training on 2026-11-26 while NNLM,
-# ELMo, GPT and BERT took 59-92 s on the same (slower) machine, so it was raised to 200M (about 67 s there). svd always counts over
-# the whole corpus once (the method has no steps or passes to budget); its entry is that pass over the embedded
-# sample, which takes about 5 s.
-REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
-TINY_EQUAL_TIME_SECONDS = 50.0
-TINY_EQUAL_TIME_WORDS = {"svd": 598_000, "nnlm": 380_000, "word2vec": 200_000_000, "elmo": 280_000,
-                         "gpt": 700_000, "bert": 1_850_000}
+    def finetune_learning_rate(self, family: str) -> float:
+        return LINEAGE_FAMILIES[family].finetune_learning_rate[self.name]
 
-# Tiny: representations of ~64 dimensions for every family, learning rates raised for few steps (the papers' rates
-# are for millions of steps). Small and base follow the papers more closely and expect a real corpus and a GPU: base
-# is the papers' sizes (BERT base, GPT, ELMo original, 300-d word2vec) except NNLM, widened to 512 dimensions
-# because its paper's 30-100 would be no comparison.
+    def equal_time_words(self, family: str) -> int | None:
+        """The corpus words of ``family``'s equal-time budget (None at a scale without one)."""
+        return None if self.equal_time_seconds is None else LINEAGE_FAMILIES[family].equal_time_words
+
+
 SCALES = {
     "tiny": Scale(
-        families={
-            "svd": ("levy2015", {"vector_size": 64, "min_count": 2}, {}),
-            "nnlm": ("tiny", {"embedding_size": 64, "hidden_size": 128, "context_size": 4}, {}),
-            "word2vec": ("tiny", {"vector_size": 64, "window": 5, "negative": 5, "min_count": 2}, {}),
-            # No cell/projection clipping: the LSTMs then run fused (bilm-tf's clipping needs a per-step loop).
-            "elmo": ("tiny", {"lstm_cell_size": 128, "projection_size": 32, "cell_clip": None, "proj_clip": None},
-                     {}),
-            # lm_loss_weight 0: GPT's auxiliary LM loss off when fine-tuning on 1,000 examples. Radford et al. (2018,
-            # table 5) found it helps the large datasets and not the small ones (average 74.7 with it, 75.0
-            # without); here it would also cost 5x the time of a fine-tuning step (the 8,000-word projection of
-            # every token is larger than the 64-wide network).
-            "gpt": ("tiny", {"lm_loss_weight": 0.0}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
-            "bert": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
-        },
-        epochs=1.0, corpus_words=None, vocab_size=8000, max_seq_length=64, batch_size=32,
-        # Fine-tuning: the task models of the static families and ELMo (LSTMs trained from scratch on top) need a
-        # larger step than the pretrained Transformers.
-        task_train=1000, task_validation=None, finetune_epochs=15.0, finetune_batch_size=32,
-        finetune_learning_rate={"svd": 1e-2, "nnlm": 1e-2, "word2vec": 1e-2, "elmo": 3e-3, "gpt": 1e-3,
-                                "bert": 1e-3},
+        name="tiny", epochs=1.0, corpus_words=None, vocab_size=8000, max_seq_length=64,
+        batch_size=32, task_train=1000, task_validation=None, finetune_epochs=15.0, finetune_batch_size=32,
         head_learning_rate=1e-2, max_target_length=48,
-        equal_time_words=TINY_EQUAL_TIME_WORDS, equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
+        equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
         curve_sizes=(100, 300, 1000), dev_examples=200, pair_encoding="siamese",
     ),
     "small": Scale(
-        families={
-            "svd": ("levy2015", {"vector_size": 256}, {}),
-            "nnlm": ("mlp1", {"embedding_size": 256, "hidden_size": 512}, {}),
-            "word2vec": ("gensim", {"vector_size": 256}, {}),
-            "elmo": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
-            "gpt": ("tiny", {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
-                             "intermediate_size": 1024}, {"learning_rate": 5e-4, "warmup_ratio": 0.02}),
-            "bert": ("tiny", {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
-                              "intermediate_size": 1024}, {"learning_rate": 5e-4, "warmup_ratio": 0.02}),
-        },
-        epochs=3.0, corpus_words=None, vocab_size=30000, max_seq_length=128, batch_size=64,
-        task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
-        finetune_learning_rate={"svd": 1e-3, "nnlm": 1e-3, "word2vec": 1e-3, "elmo": 1e-3, "gpt": 1e-4,
-                                "bert": 1e-4},
-        head_learning_rate=1e-3, max_target_length=64, mixed_precision="bf16",
+        name="small", epochs=3.0, corpus_words=None, vocab_size=30000, max_seq_length=128,
+        batch_size=64, task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
+        head_learning_rate=1e-3, max_target_length=64,
+        mixed_precision="bf16",
     ),
+    # A real corpus is large: one pass by default.
     "base": Scale(
-        families={
-            "svd": ("levy2015", {}, {}),
-            "nnlm": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {}),
-            "word2vec": ("mikolov2013", {}, {}),
-            "elmo": ("original", {}, {}),
-            "gpt": ("gpt", {}, {}),
-            "bert": ("base", {}, {}),
-        },
-        epochs=10.0, corpus_words=None, vocab_size=30000, max_seq_length=128, batch_size=64,
-        task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
-        finetune_learning_rate={"svd": 1e-3, "nnlm": 1e-3, "word2vec": 1e-3, "elmo": 1e-3, "gpt": 6.25e-5,
-                                "bert": 5e-5},
-        head_learning_rate=1e-3, max_target_length=64, mixed_precision="bf16",
+        name="base", epochs=1.0, corpus_words=None, vocab_size=30000, max_seq_length=128,
+        batch_size=64, task_train=3000, task_validation=600, finetune_epochs=3.0, finetune_batch_size=32,
+        head_learning_rate=1e-3, max_target_length=64,
+        mixed_precision="bf16",
     ),
 }
-SCALES["base"] = Scale(**{**asdict(SCALES["base"]), "epochs": 1.0})  # a real corpus is large: one pass by default
 
 
 @dataclass
@@ -210,7 +277,7 @@ class LineageArguments:
 
     output_dir: str = "lineage_report"
     scale: str = "tiny"
-    families: list[str] = field(default_factory=lambda: list(FAMILY_ORDER))
+    families: list[str] = field(default_factory=default_families)
     tasks: list[str] = field(default_factory=lambda: list(DEFAULT_TASKS))
     variants: list[str] = field(default_factory=lambda: list(DEFAULT_VARIANTS))
     corpus: list[str] | None = None
@@ -248,7 +315,7 @@ class LineageError(ValueError):
 def check_arguments(args: LineageArguments) -> Scale:
     if args.scale not in SCALES:
         raise LineageError(f"--scale must be one of {', '.join(SCALES)}, got {args.scale!r}")
-    for name, given, known in (("--families", args.families, AVAILABLE_FAMILIES), ("--tasks", args.tasks, TASKS),
+    for name, given, known in (("--families", args.families, LINEAGE_FAMILIES), ("--tasks", args.tasks, TASKS),
                                ("--variants", args.variants, VARIANTS)):
         unknown = [g for g in given if g not in known]
         if unknown or (not given and name != "--variants"):

@@ -2,28 +2,18 @@
 
 A family decides its tokenizer, its config, how raw text becomes training examples, its collator, how its loss is
 normalised, its evaluation numbers and its paper's optimiser settings. The engine does everything else (data
-loading, Accelerate, accumulation, clipping, schedules, checkpoints, logging, saving). Adding a family is a
-subclass here and one line in ``OBJECTIVES``.
+loading, Accelerate, accumulation, clipping, schedules, checkpoints, logging, saving). A family's objective is a
+subclass here, named by its entry in ``hf_lineage.registry.FAMILIES``.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, ClassVar
 
 import torch
 
 from ..optimization import build_optimizer
-
-# family -> "module:class"
-OBJECTIVES = {
-    "gpt": "hf_lineage.objectives.gpt:GPTObjective",
-    "bert": "hf_lineage.objectives.bert:BertObjective",
-    "word2vec": "hf_lineage.objectives.word2vec:Word2VecObjective",
-    "nnlm": "hf_lineage.objectives.nnlm:NNLMObjective",
-    "elmo": "hf_lineage.objectives.elmo:ElmoObjective",
-    "svd": "hf_lineage.objectives.svd:SvdObjective",
-}
+from ..registry import family_spec, load_object
 
 
 class PretrainingObjective:
@@ -105,11 +95,6 @@ class PretrainingObjective:
         raise NotImplementedError(f"{self.family} has no CPU backend")
 
 
-# Families that are left-to-right language models, so their checkpoints generate (``AutoModelForCausalLM``,
-# ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an ``EncoderDecoderModel``.
-CAUSAL_LM_FAMILIES = ("gpt", "nnlm", "word2vec", "elmo", "svd")
-
-
 def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):
     """The ``GenerationConfig`` a checkpoint ships: pad, bos and eos (``special``, default the tokenizer's), and
     neither ``<unk>`` nor padding ever generated — with a word-level vocabulary ``<unk>`` stands for every rare word
@@ -128,10 +113,8 @@ def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **se
 
 
 def objective_class(family: str) -> type[PretrainingObjective]:
-    if family not in OBJECTIVES:
-        raise ValueError(f"Unknown family {family!r} for pre-training; known: {', '.join(sorted(OBJECTIVES))}")
-    module, name = OBJECTIVES[family].split(":")
-    return getattr(importlib.import_module(module), name)
+    """The ``PretrainingObjective`` subclass of a family (its registry entry's ``objective``)."""
+    return load_object(family_spec(family).objective)
 
 
 def get_objective(family: str, args) -> PretrainingObjective:

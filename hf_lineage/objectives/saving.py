@@ -7,7 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from . import CAUSAL_LM_FAMILIES, generation_config_for
+from ..registry import FAMILIES, family_of_config
+from . import generation_config_for
 
 
 def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
@@ -27,7 +28,8 @@ def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
         model.set_vocabulary_characters(tokenizer)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    if model.config.model_type.removeprefix("lineage-") in CAUSAL_LM_FAMILIES:
+    family = family_of_config(model.config)
+    if family and FAMILIES[family].causal_lm:
         # The folder loads as AutoModelForCausalLM whatever class was pre-trained (word2vec's and ELMo's cannot
         # generate themselves): it ships the generation defaults, which replace those derived from the config.
         generation_config_for(tokenizer).save_pretrained(staging)
