@@ -154,3 +154,44 @@ def test_set_takes_the_nnlm_tokenizer_options_besides_config_fields():
     check_overrides(family_classes("nnlm")[0], {"min_count": 2, "lowercase": True, "hidden_size": 8}, options)
     with pytest.raises(PretrainError, match="'min_cout'.*besides these, --set takes min_count, lowercase"):
         check_overrides(family_classes("nnlm")[0], {"min_cout": 2}, options)
+
+
+TASK_FIELDS = {"task_encoder", "task_hidden_size", "task_num_layers", "task_dropout", "task_feature_norm"}
+
+
+@pytest.mark.parametrize("family", ["nnlm", "word2vec", "svd", "elmo"])
+def test_task_fields_are_declared_once_in_the_shared_mixin(family):
+    from dataclasses import fields
+
+    from hf_lineage.models.configuration_lineage_utils import TaskHeadConfigMixin
+
+    config_class, _ = family_classes(family)
+    assert issubclass(config_class, TaskHeadConfigMixin)
+    assert not TASK_FIELDS & set(config_class.__dict__.get("__annotations__", {}))  # not repeated in the family
+    assert TASK_FIELDS <= {f.name for f in fields(config_class)}
+    with pytest.raises(ValueError, match="task_encoder must be one of"):
+        tiny(family, task_encoder="transformer")
+    assert tiny(family, task_hidden_size=7).to_dict()["task_hidden_size"] == 7
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_shipped_config_saves_the_same_json_it_was_loaded_from(family, tmp_path):
+    import hf_lineage.checkpoints
+
+    shipped = hf_lineage.checkpoints.path(family) / "config.json"
+    AutoConfig.from_pretrained(shipped.parent).save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text()) == json.loads(shipped.read_text())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_names_its_paper_on_its_config_class(family):
+    from hf_lineage.models.modeling_lineage_utils import PAPERS, model_card
+
+    from types import SimpleNamespace
+
+    config_class, _ = family_classes(family)
+    assert "paper" in config_class.__dict__ and "(20" in config_class.paper  # "Author (year), title ..."
+    assert PAPERS[config_class.model_type] == config_class.paper  # the old table is a view of the classes
+    assert "paper" not in tiny(family).to_dict()  # a class fact, never written to config.json
+    card = model_card(SimpleNamespace(config=tiny(family), parameters=lambda: []))
+    assert f"Paper: {config_class.paper}" in card

@@ -4,8 +4,10 @@ The graph is read from the source with ``ast``, not by importing: an edge A -> B
 in A that names a module of ``hf_lineage`` (relative imports resolved; ``from pkg import name`` counts as importing
 ``pkg.name`` when that is a module, else ``pkg``). Imports inside functions count the same as module-level ones: a
 deferred import hides a circle from Python at load time but not from a reader (the circle between the objectives and
-the engine's optimiser builder was entirely inside functions). Not seen: ``importlib.import_module`` by name (the
-registry and ``OBJECTIVES`` tables), and imports under ``if TYPE_CHECKING:``.
+the engine's optimiser builder was entirely inside functions). Imports under ``if TYPE_CHECKING:`` count too: they
+never run, but a module that names another's type back for its annotations is a circle all the same (the one between
+``vectors.word_vectors`` and its ``formats``/``conversion`` mixins was such). Not seen: ``importlib.import_module`` by
+name (the registry and ``OBJECTIVES`` tables).
 """
 
 from __future__ import annotations
@@ -68,18 +70,11 @@ def module_files() -> dict[str, Path]:
 
 
 class _Imports(ast.NodeVisitor):
-    """(line, imported name, names taken from it) of every import outside ``if TYPE_CHECKING:``."""
+    """(line, imported name, names taken from it) of every import, wherever it stands (functions and
+    ``if TYPE_CHECKING:`` blocks included)."""
 
     def __init__(self):
         self.found = []
-
-    def visit_If(self, node):
-        test = node.test
-        if getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING":
-            for child in node.orelse:
-                self.visit(child)
-            return
-        self.generic_visit(node)
 
     def visit_Import(self, node):
         self.found += [(node.lineno, alias.name, (), 0) for alias in node.names]
@@ -149,6 +144,13 @@ def layer_of(module: str) -> int | None:
 def test_the_cycle_check_names_a_circle_and_passes_a_tree():
     assert find_cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b": 1, "c": 1}, "b": {"c": 1}, "c": {}}) is None
+
+
+def test_imports_under_type_checking_are_edges_too():
+    """A circle hidden under ``if TYPE_CHECKING:`` is still found: the visitor reads those imports."""
+    visitor = _Imports()
+    visitor.visit(ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .word_vectors import X\n"))
+    assert (3, "word_vectors", ("X",), 1) in visitor.found
 
 
 def test_no_import_circles():

@@ -32,6 +32,9 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-bert"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
+             "Understanding. https://arxiv.org/abs/1810.04805")
     # Trainer leaves the cache (a decoder's or the LSTM language model's, under either name) out of predictions.
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache"]
     named_sizes: ClassVar[dict] = {

@@ -34,6 +34,9 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-gpt"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Radford et al. (2018), Improving Language Understanding by Generative Pre-Training. "
+             "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf")
     # Trainer leaves these out of the predictions it gathers at evaluation.
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache", "lm_loss"]
     named_sizes: ClassVar[dict] = {
@@ -85,6 +88,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     # without them, so a pruned checkpoint loads into its smaller matrices.
     pruned_heads: dict | None = None
 
+    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)

@@ -21,11 +21,11 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
 
 
 @strict
-class LineageNNLMConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageNNLMConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The rows of the paper's Brown table are available by name (Table 1 of Bengio et al. 2003, JMLR; the paper's
     test perplexities in the comments)::
@@ -43,6 +43,9 @@ class LineageNNLMConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-nnlm"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Bengio, Ducharme, Vincent and Jauvin (2003), A Neural Probabilistic Language Model. Journal of "
+             "Machine Learning Research 3:1137-1155. https://www.jmlr.org/papers/v3/bengio03a.html")
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: every code path (hidden layer and direct connections), a few thousand weights.
         "tiny": dict(context_size=3, embedding_size=16, hidden_size=32, direct_connections=True),
@@ -75,14 +78,6 @@ class LineageNNLMConfig(NamedSizesMixin, PreTrainedConfig):
     context_start_token_id: int = 3
     # Freezes table C in the downstream task models (a frozen first layer instead of a fine-tuned one).
     freeze_vectors: bool = False
-    # Downstream task model (features → task encoder → classifier)
-    task_encoder: str = "bilstm"  # "bilstm" | "lstm" | "cnn" | "none"
-    task_hidden_size: int = 128  # per direction
-    task_num_layers: int = 1
-    task_dropout: float | int = 0.1
-    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
-    # (running statistics at evaluation); "none": the features as they come.
-    task_feature_norm: str = "batch"
     # The word-level tokenizer's specials: <pad>=0 <unk>=1 <s>=2 </s>=3.
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
@@ -90,6 +85,7 @@ class LineageNNLMConfig(NamedSizesMixin, PreTrainedConfig):
     # The output layer's rows have h + (n − 1)·m weights ([U W]), not m: there is nothing to tie C to.
     tie_word_embeddings: bool = False
 
+    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)

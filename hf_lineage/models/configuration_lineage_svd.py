@@ -12,11 +12,11 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
 
 
 @strict
-class LineageSvdConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageSvdConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Named configurations::
 
@@ -30,6 +30,9 @@ class LineageSvdConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-svd"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Levy, Goldberg and Dagan (2015), Improving Distributional Similarity with Lessons Learned from "
+             "Word Embeddings. TACL 3:211-225. https://aclanthology.org/Q15-1016/")
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache"]
     named_sizes: ClassVar[dict] = {
         # For tests and laptops: a handful of dimensions, every word kept.
@@ -64,19 +67,13 @@ class LineageSvdConfig(NamedSizesMixin, PreTrainedConfig):
     # Downstream: keep the vectors fixed (feature-based use) or fine-tune them with the task.
     freeze_vectors: bool = False
 
-    # Downstream task model (features → task encoder → classifier)
-    task_encoder: str = "bilstm"  # "bilstm" | "lstm" | "cnn" | "none"
-    task_hidden_size: int = 128  # per direction
-    task_num_layers: int = 1
-    task_dropout: float | int = 0.1
-    task_feature_norm: str = "batch"  # "batch" | "none"
-
     # The word-level tokenizer's specials: <pad>=0 <unk>=1 <s>=2 </s>=3.
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
     eos_token_id: int | list[int] | None = 3
     tie_word_embeddings: bool = False
 
+    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)

@@ -247,28 +247,32 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
 # encoder and classifier, shared with word2vec (see modeling_lineage_static.py). Generation uses the NNLM itself.
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForTokenClassification with Word2Vec->NNLM
 class LineageNNLMForTokenClassification(StaticVectorsForTokenClassification, LineageNNLMPreTrainedModel):
-    """Table C → BiLSTM (``config.task_*``) → a label per token (NER, POS)."""
+    """Word vectors → BiLSTM (``config.task_*``) → a label per token (NER, POS)."""
 
     base_model_class = LineageNNLMModel
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForSequenceClassification with Word2Vec->NNLM
 class LineageNNLMForSequenceClassification(StaticVectorsForSequenceClassification, LineageNNLMPreTrainedModel):
-    """Table C → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``)."""
+    """Word vectors → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``)."""
 
     base_model_class = LineageNNLMModel
 
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForQuestionAnswering with Word2Vec->NNLM
 class LineageNNLMForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageNNLMPreTrainedModel):
-    """Table C → BiLSTM over question and passage → start/end logits (extractive QA)."""
+    """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageNNLMModel
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForIntentAndSlots with Word2Vec->NNLM
 class LineageNNLMForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageNNLMPreTrainedModel):
-    """Word features (table C) → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word,
-    trained on the sum of both losses (joint intent classification and slot filling)."""
+    """Word vectors → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word, trained on the
+    sum of both losses (joint intent classification and slot filling)."""
 
     base_model_class = LineageNNLMModel
 

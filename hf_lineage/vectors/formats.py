@@ -1,106 +1,80 @@
 """The word2vec C tool's vector files, text and binary, both ways: ``save_word2vec_format`` and
-``load_word2vec_format``, readable and writable by the C tool, gensim and fastText (``.vec``)."""
+``load_word2vec_format``, readable and writable by the C tool, gensim and fastText (``.vec``).
+
+Functions of plain words and arrays (the ``WordVectors`` methods of the same names call them), so this module needs
+nothing of ``word_vectors``: it is below it, not beside it.
+"""
 
 from __future__ import annotations
 
 import mmap
 import os
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .word_vectors import WordVectors
 
 # Lines parsed per numpy conversion when reading the text format (and written per write when saving).
 _TEXT_BATCH_LINES = 8192
 
 
-class Word2VecFormatMixin:
-    """Reading and writing the word2vec C tool's files for ``WordVectors`` (which provides ``index_to_key``,
-    ``vectors``, ``counts`` and the constructor ``cls(keys, vectors, counts)``)."""
+def save_word2vec_format(path: str | os.PathLike, keys: list[str], vectors: np.ndarray,
+                         counts: np.ndarray | None = None, binary: bool = False, write_header: bool = True,
+                         fvocab: str | os.PathLike | None = None) -> None:
+    """Writes ``keys`` and their ``vectors`` (N, d) float32 in the C tool's format (see
+    ``WordVectors.save_word2vec_format``); ``fvocab`` also writes ``counts``, one ``word count`` line per word."""
+    bad = next((k for k in keys if not k or len(k.split()) != 1 or k.split()[0] != k), None)
+    if bad is not None:
+        raise ValueError(f"word {bad!r} is empty or contains whitespace, which the word2vec format uses as the "
+                         "separator: it cannot be saved in this format.")
+    if fvocab is not None:
+        if counts is None:
+            raise ValueError("fvocab asks for the word counts, but these vectors have none (counts=None).")
+        with open(fvocab, "w", encoding="utf8") as f:
+            f.writelines(f"{key} {count}\n" for key, count in zip(keys, counts.tolist()))
+    with open(path, "wb") as f:
+        if write_header:
+            f.write(f"{len(keys)} {vectors.shape[1]}\n".encode("utf8"))
+        if binary:
+            little_endian = vectors.astype("<f4", copy=False)
+            for start in range(0, len(keys), _TEXT_BATCH_LINES):
+                f.write(b"".join(key.encode("utf8") + b" " + row.tobytes() + b"\n" for key, row in
+                                 zip(keys[start : start + _TEXT_BATCH_LINES],
+                                     little_endian[start : start + _TEXT_BATCH_LINES])))
+        else:
+            row_format = " ".join(["%.9g"] * vectors.shape[1])
+            for start in range(0, len(keys), _TEXT_BATCH_LINES):
+                rows = vectors[start : start + _TEXT_BATCH_LINES].tolist()
+                f.write("".join(f"{key} {row_format % tuple(row)}\n" for key, row in
+                                zip(keys[start : start + _TEXT_BATCH_LINES], rows)).encode("utf8"))
 
-    def save_word2vec_format(self, path: str | os.PathLike, binary: bool = False, write_header: bool = True,
-                             fvocab: str | os.PathLike | None = None) -> None:
-        """Writes the vectors in the word2vec C tool's format, loadable by the C tool, gensim's
-        ``KeyedVectors.load_word2vec_format`` and ``WordVectors.load_word2vec_format``.
 
-        A ``"<count> <dimensions>"`` header line (left out with ``write_header=False``, the GloVe layout), then one
-        record per word in index order: text, ``word v1 v2 ... vd`` with ``%.9g`` (exact for float32); binary,
-        ``word``, a space, d little-endian float32 and a newline, as ``word2vec.c`` writes them. Words containing
-        whitespace cannot be stored in this format and raise ValueError. ``fvocab``: also write the counts, one
-        ``word count`` line per word (the C tool's ``-save-vocab`` file; needs ``counts``).
-
-        Example:
-            >>> wv.save_word2vec_format("vectors.bin", binary=True)  # doctest: +SKIP
-            >>> gensim.models.KeyedVectors.load_word2vec_format("vectors.bin", binary=True)  # doctest: +SKIP
-        """
-        bad = next((k for k in self.index_to_key if not k or len(k.split()) != 1 or k.split()[0] != k), None)
-        if bad is not None:
-            raise ValueError(f"word {bad!r} is empty or contains whitespace, which the word2vec format uses as the "
-                             "separator: it cannot be saved in this format.")
-        if fvocab is not None:
-            if self.counts is None:
-                raise ValueError("fvocab asks for the word counts, but these vectors have none (counts=None).")
-            with open(fvocab, "w", encoding="utf8") as f:
-                f.writelines(f"{key} {count}\n" for key, count in zip(self.index_to_key, self.counts.tolist()))
-        with open(path, "wb") as f:
-            if write_header:
-                f.write(f"{len(self)} {self.vector_size}\n".encode("utf8"))
-            if binary:
-                little_endian = self.vectors.astype("<f4", copy=False)
-                for start in range(0, len(self), _TEXT_BATCH_LINES):
-                    f.write(b"".join(key.encode("utf8") + b" " + row.tobytes() + b"\n" for key, row in
-                                     zip(self.index_to_key[start : start + _TEXT_BATCH_LINES],
-                                         little_endian[start : start + _TEXT_BATCH_LINES])))
-            else:
-                row_format = " ".join(["%.9g"] * self.vector_size)
-                for start in range(0, len(self), _TEXT_BATCH_LINES):
-                    rows = self.vectors[start : start + _TEXT_BATCH_LINES].tolist()
-                    f.write("".join(f"{key} {row_format % tuple(row)}\n" for key, row in
-                                    zip(self.index_to_key[start : start + _TEXT_BATCH_LINES], rows)).encode("utf8"))
-
-    @classmethod
-    def load_word2vec_format(cls, path: str | os.PathLike, binary: bool = False, limit: int | None = None,
-                             encoding: str = "utf8", unicode_errors: str = "strict", no_header: bool = False,
-                             fvocab: str | os.PathLike | None = None) -> "WordVectors":
-        """Reads vectors in the word2vec C tool's text or binary format (files from the C tool, gensim, fastText's
-        ``.vec``, or ``save_word2vec_format``); ``limit`` reads only the first ``limit`` words; ``no_header`` reads
-        a text file without the ``"<count> <dimensions>"`` line (GloVe). The format stores no counts: ``counts``
-        is None unless ``fvocab`` names a ``word count`` file (the C tool's ``-save-vocab``) holding every word.
-        A word appearing twice keeps its first vector, with a warning, as in gensim.
-
-        A malformed file raises ValueError naming the file and the line (binary: the record and byte offset): a
-        bad header, a wrong number of values, a non-numeric value, fewer or more records than the header says, a
-        truncated binary record.
-
-        Example:
-            >>> wv = WordVectors.load_word2vec_format("GoogleNews-vectors-negative300.bin", binary=True,
-            ...                                       limit=200000)  # doctest: +SKIP
-        """
-        if limit is not None and limit < 1:
-            raise ValueError(f"limit must be a positive number of words; got {limit}.")
-        if no_header and binary:
-            raise ValueError("no_header is only possible with the text format: a binary file needs its header.")
-        with open(path, "rb") as f:
-            if no_header:
-                count, size = None, None
-            else:
-                count, size = _read_header(f.readline(), path)
-            if count is not None and limit is not None:
-                count = min(count, limit)
-            if binary:
-                keys, vectors = _read_binary(f, path, count, size, limit is not None, encoding, unicode_errors)
-            else:
-                keys, vectors = _read_text(f, path, count, size, limit, encoding, unicode_errors)
-        keep = _first_occurrences(keys, path)
-        if keep is not None:
-            keys, vectors = [keys[i] for i in keep], vectors[keep]
-        if not keys:
-            raise ValueError(f"{path}: the file holds no vectors (empty vocabulary).")
-        counts = None if fvocab is None else _read_counts(fvocab, keys, unicode_errors)
-        return cls(keys, vectors, counts)
+def load_word2vec_format(path: str | os.PathLike, binary: bool = False, limit: int | None = None,
+                         encoding: str = "utf8", unicode_errors: str = "strict", no_header: bool = False,
+                         fvocab: str | os.PathLike | None = None) -> tuple[list[str], np.ndarray, list[int] | None]:
+    """``(keys, vectors, counts)`` read from a file in the C tool's text or binary format (see
+    ``WordVectors.load_word2vec_format``); ``counts`` is None without ``fvocab``."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be a positive number of words; got {limit}.")
+    if no_header and binary:
+        raise ValueError("no_header is only possible with the text format: a binary file needs its header.")
+    with open(path, "rb") as f:
+        if no_header:
+            count, size = None, None
+        else:
+            count, size = _read_header(f.readline(), path)
+        if count is not None and limit is not None:
+            count = min(count, limit)
+        if binary:
+            keys, vectors = _read_binary(f, path, count, size, limit is not None, encoding, unicode_errors)
+        else:
+            keys, vectors = _read_text(f, path, count, size, limit, encoding, unicode_errors)
+    keep = _first_occurrences(keys, path)
+    if keep is not None:
+        keys, vectors = [keys[i] for i in keep], vectors[keep]
+    if not keys:
+        raise ValueError(f"{path}: the file holds no vectors (empty vocabulary).")
+    counts = None if fvocab is None else _read_counts(fvocab, keys, unicode_errors)
+    return keys, vectors, counts
 
 
 def _read_header(line: bytes, path) -> tuple[int, int]:
@@ -243,5 +217,5 @@ def _first_occurrences(keys: list[str], path) -> list[int] | None:
         return None
     duplicated = sorted({keys[i] for i in set(range(len(keys))) - set(keep)})
     warnings.warn(f"{path}: {len(keys) - len(keep)} duplicate word(s) ({', '.join(map(repr, duplicated[:5]))}"
-                  f"{', ...' if len(duplicated) > 5 else ''}); keeping the first vector of each.", stacklevel=3)
+                  f"{', ...' if len(duplicated) > 5 else ''}); keeping the first vector of each.", stacklevel=4)
     return keep

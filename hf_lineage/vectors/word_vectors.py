@@ -1,20 +1,21 @@
 """``WordVectors``: the words, their vectors and counts, looked up as gensim's ``KeyedVectors`` looks them up.
 
-The class holds the table and its lookups; what users do with it comes from one mixin per use (``query``,
-``evaluation``, ``formats``, ``conversion``), each written against the attributes set here (``index_to_key``,
-``key_to_index``, ``vectors``, ``counts``, ``norms``) and the two primitives every search shares (``_scores``,
-``_restricted_end``).
+The class holds the table and its lookups. Searches and benchmarks come from two mixins (``query``, ``evaluation``)
+written against the attributes set here (``index_to_key``, ``key_to_index``, ``vectors``, ``counts``, ``norms``) and
+the two primitives every search shares (``_scores``, ``_restricted_end``). Files and other libraries (``formats``,
+``conversion``) are functions of plain words and arrays that the methods here call: those modules never import this
+one, so the package has no import circle.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
 
-from .conversion import ConversionMixin
+from . import conversion, formats
 from .evaluation import EvaluationMixin
-from .formats import Word2VecFormatMixin
 from .query import QueryMixin
 
 
@@ -30,7 +31,7 @@ class WordNotInVocabularyError(KeyError):
         return self.args[0]
 
 
-class WordVectors(QueryMixin, EvaluationMixin, Word2VecFormatMixin, ConversionMixin):
+class WordVectors(QueryMixin, EvaluationMixin):
     """Words and their vectors: a read-mostly table with gensim's ``KeyedVectors`` API.
 
     Args:
@@ -147,6 +148,83 @@ class WordVectors(QueryMixin, EvaluationMixin, Word2VecFormatMixin, ConversionMi
         """
         self.fill_norms()
         return self.vectors / self.norms[:, None]
+
+    # ------------------------------------------------------------------ files, models and gensim
+
+    @classmethod
+    def load_word2vec_format(cls, path: str | os.PathLike, binary: bool = False, limit: int | None = None,
+                             encoding: str = "utf8", unicode_errors: str = "strict", no_header: bool = False,
+                             fvocab: str | os.PathLike | None = None) -> WordVectors:
+        """Reads vectors in the word2vec C tool's text or binary format (files from the C tool, gensim, fastText's
+        ``.vec``, or ``save_word2vec_format``); ``limit`` reads only the first ``limit`` words; ``no_header`` reads
+        a text file without the ``"<count> <dimensions>"`` line (GloVe). The format stores no counts: ``counts``
+        is None unless ``fvocab`` names a ``word count`` file (the C tool's ``-save-vocab``) holding every word.
+        A word appearing twice keeps its first vector, with a warning, as in gensim.
+
+        A malformed file raises ValueError naming the file and the line (binary: the record and byte offset): a
+        bad header, a wrong number of values, a non-numeric value, fewer or more records than the header says, a
+        truncated binary record.
+
+        Example:
+            >>> wv = WordVectors.load_word2vec_format("GoogleNews-vectors-negative300.bin", binary=True,
+            ...                                       limit=200000)  # doctest: +SKIP
+        """
+        return cls(*formats.load_word2vec_format(path, binary, limit, encoding, unicode_errors, no_header, fvocab))
+
+    def save_word2vec_format(self, path: str | os.PathLike, binary: bool = False, write_header: bool = True,
+                             fvocab: str | os.PathLike | None = None) -> None:
+        """Writes the vectors in the word2vec C tool's format, loadable by the C tool, gensim's
+        ``KeyedVectors.load_word2vec_format`` and ``WordVectors.load_word2vec_format``.
+
+        A ``"<count> <dimensions>"`` header line (left out with ``write_header=False``, the GloVe layout), then one
+        record per word in index order: text, ``word v1 v2 ... vd`` with ``%.9g`` (exact for float32); binary,
+        ``word``, a space, d little-endian float32 and a newline, as ``word2vec.c`` writes them. Words containing
+        whitespace cannot be stored in this format and raise ValueError. ``fvocab``: also write the counts, one
+        ``word count`` line per word (the C tool's ``-save-vocab`` file; needs ``counts``).
+
+        Example:
+            >>> wv.save_word2vec_format("vectors.bin", binary=True)  # doctest: +SKIP
+            >>> gensim.models.KeyedVectors.load_word2vec_format("vectors.bin", binary=True)  # doctest: +SKIP
+        """
+        formats.save_word2vec_format(path, self.index_to_key, self.vectors, self.counts, binary, write_header, fvocab)
+
+    @classmethod
+    def from_pretrained(cls, path_or_model, tokenizer=None) -> WordVectors:
+        """The input embeddings of a lineage model with a word-level vocabulary (word2vec, NNLM, svd) as word
+        vectors.
+
+        ``path_or_model``: a saved folder (model + tokenizer, loaded with AutoModel / AutoTokenizer) or a model
+        object, which then needs ``tokenizer``. The words are the tokenizer's vocabulary in id order without its
+        special tokens (``<pad> <unk> <s> </s>``) and words whose vector is all zeros; the vectors are the matching
+        rows of ``model.get_input_embeddings().weight``; counts come from the tokenizer when it stores them
+        (``train_wordlevel_tokenizer`` does). A subword tokenizer (WordPiece, BPE) raises ValueError: its pieces
+        are not words.
+
+        Example:
+            >>> wv = WordVectors.from_pretrained("out/word2vec")  # doctest: +SKIP
+            >>> wv = WordVectors.from_pretrained(model, tokenizer=tok)  # doctest: +SKIP
+        """
+        return cls(*conversion.from_pretrained(path_or_model, tokenizer))
+
+    @classmethod
+    def from_gensim(cls, model) -> WordVectors:
+        """A copy of a gensim ``Word2Vec`` (its ``.wv``) or ``KeyedVectors``: same words, order and vectors, and
+        the counts when gensim has them (``get_vecattr(word, "count")``).
+
+        Example:
+            >>> from gensim.models import Word2Vec  # doctest: +SKIP
+            >>> wv = WordVectors.from_gensim(Word2Vec(sentences, vector_size=100, min_count=5))  # doctest: +SKIP
+        """
+        return cls(*conversion.from_gensim(model))
+
+    def to_gensim(self):
+        """A gensim ``KeyedVectors`` with the same words, order, vectors (copied) and counts (as ``"count"``).
+
+        Example:
+            >>> kv = wv.to_gensim()  # doctest: +SKIP
+            >>> kv.most_similar("cat")  # doctest: +SKIP
+        """
+        return conversion.to_gensim(self.index_to_key, self.vectors, self.counts)
 
     # ------------------------------------------------------------------ what every search shares
 

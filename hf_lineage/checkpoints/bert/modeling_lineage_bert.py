@@ -648,9 +648,11 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         self.cls.predictions = LineageBertLMPredictionHead(config)
         self.post_init()
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertForMaskedLM.get_output_embeddings
     def get_output_embeddings(self):
         return self.cls.predictions.decoder
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertForMaskedLM.set_output_embeddings
     def set_output_embeddings(self, new_embeddings):
         self.cls.predictions.set_decoder(new_embeddings)
 

@@ -30,7 +30,7 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
 
 # The character CNN of every published ELMo: 2048 filters of widths 1-7 (bilm-tf's options.json).
 PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -39,7 +39,7 @@ SOFTMAX_TYPES = ("full", "sampled", "adaptive")
 
 
 @strict
-class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageElmoConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The published models are available by name::
 
@@ -67,6 +67,9 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-elmo"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Peters et al. (2018), Deep contextualized word representations. NAACL 2018. "
+             "https://arxiv.org/abs/1802.05365")
     # Trainer leaves these out of the predictions it gathers at evaluation (the cache: both of its names).
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["hidden_states", "backward_logits", "past_key_values",
                                                         "cache"]
@@ -115,14 +118,6 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     scalar_mix_dropout: float | int = 0.5
     # Feature-based use: the biLM is frozen and the scalar mix + task model train.
     freeze_bilm: bool = True
-    # Downstream task model (features → task encoder → classifier)
-    task_encoder: str = "bilstm"  # "bilstm" | "lstm" | "cnn" | "none"
-    task_hidden_size: int = 128  # per direction
-    task_num_layers: int = 1
-    task_dropout: float | int = 0.1
-    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
-    # (running statistics at evaluation); "none": the features as they come.
-    task_feature_norm: str = "batch"
     # Word ids of the tokenizer this package builds (<pad>=0, <UNK>=1, <S>=2, </S>=3).
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
@@ -131,6 +126,7 @@ class LineageElmoConfig(NamedSizesMixin, PreTrainedConfig):
     tie_word_embeddings: bool = False
     use_cache: bool = True
 
+    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)

@@ -5,7 +5,7 @@ same-folder siblings.
 """
 
 import difflib
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from transformers import GenerationConfig, PreTrainedConfig
@@ -85,6 +85,22 @@ class NamedSizesMixin:
 TASK_ENCODERS = ("bilstm", "lstm", "cnn", "none")
 # How those word features are scaled before the task encoder.
 TASK_FEATURE_NORMS = ("batch", "none")
+
+
+@dataclass(kw_only=True, repr=False, eq=False)
+class TaskHeadConfigMixin:
+    """The downstream-task fields of the families whose task models are "features → small task encoder →
+    classifier" (NNLM, word2vec, svd, ELMo), declared once here. A config lists this mixin among its bases (before
+    ``PreTrainedConfig``), and transformers' dataclass takes these fields in with its own; ``check_task_fields``
+    validates them."""
+
+    task_encoder: str = "bilstm"  # "bilstm" | "lstm" | "cnn" | "none"
+    task_hidden_size: int = 128  # per direction
+    task_num_layers: int = 1
+    task_dropout: float | int = 0.1
+    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
+    # (running statistics at evaluation); "none": the features as they come.
+    task_feature_norm: str = "batch"
 
 
 def check_task_fields(config) -> None:

@@ -99,9 +99,11 @@ class LineageGPTAttention(nn.Module):
         self.attn_dropout = config.attention_probs_dropout_prob
         self.resid_dropout = nn.Dropout(config.hidden_dropout_prob)
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertAttention._heads
     def _heads(self, x):  # (B, T, nh * hs) -> (B, nh, T, hs)
         return x.view(*x.shape[:2], self.num_heads, self.head_size).transpose(1, 2)
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertAttention.prune_heads with self.qkv->self.c_attn, self.dense->self.c_proj
     def prune_heads(self, heads):
         """Remove self-attention ``heads`` (original numbers): their q, k, v rows and output-projection columns."""
         if self.is_cross_attention:
@@ -210,6 +212,7 @@ class LineageGPTPreTrainedModel(LineagePreTrainedModel):
     _supports_sdpa = True
     _no_split_modules = ["LineageGPTBlock"]
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertPreTrainedModel._can_set_attn_implementation
     @classmethod
     def _can_set_attn_implementation(cls) -> bool:
         # The attention modules read config._attn_implementation ("sdpa" or "eager") at every call, so
@@ -235,6 +238,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
             self._prune_heads(config.pruned_heads)
         self.post_init()
 
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertModel._prune_heads with self.encoder.layer->self.h, .attention.->.attn.
     def _prune_heads(self, heads_to_prune):
         """``{layer: heads}``: see ``LineagePreTrainedModel.prune_heads``, which also records them in the config."""
         for layer, heads in heads_to_prune.items():

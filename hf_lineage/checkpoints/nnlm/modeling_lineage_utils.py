@@ -6,32 +6,42 @@ same-folder ``from .x import`` lines), so it imports only torch, transformers an
 
 import os
 import sys
+from collections.abc import Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import PreTrainedModel
+from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_utils import check_pruned_heads
 
-# Cited in model cards, one line per family.
-PAPERS = {
-    "lineage-nnlm": "Bengio, Ducharme, Vincent and Jauvin (2003), A Neural Probabilistic Language Model. Journal of "
-    "Machine Learning Research 3:1137-1155. https://www.jmlr.org/papers/v3/bengio03a.html",
-    "lineage-elmo": "Peters et al. (2018), Deep contextualized word representations. NAACL 2018. "
-    "https://arxiv.org/abs/1802.05365",
-    "lineage-gpt": "Radford et al. (2018), Improving Language Understanding by Generative Pre-Training. "
-    "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf",
-    "lineage-word2vec": "Mikolov et al. (2013), Efficient Estimation of Word Representations in Vector Space "
-    "(https://arxiv.org/abs/1301.3781) and Distributed Representations of Words and Phrases and their "
-    "Compositionality (https://arxiv.org/abs/1310.4546).",
-    "lineage-svd": "Levy, Goldberg and Dagan (2015), Improving Distributional Similarity with Lessons Learned from "
-    "Word Embeddings. TACL 3:211-225. https://aclanthology.org/Q15-1016/",
-    "lineage-bert": "Devlin et al. (2018), BERT: Pre-training of Deep Bidirectional Transformers for Language "
-    "Understanding. https://arxiv.org/abs/1810.04805",
-}
+class _PapersByModelType(Mapping):
+    """model_type -> paper, read from the config classes defined so far: each family's paper is the ``paper``
+    attribute of its configuration class. For code that has a model type but no config (a fine-tuned model's card);
+    with a config at hand, read ``config.paper``."""
+
+    def _table(self) -> dict[str, str]:
+        table, classes = {}, [PreTrainedConfig]
+        while classes:
+            config_class = classes.pop()
+            classes += config_class.__subclasses__()
+            if isinstance(config_class.__dict__.get("paper"), str):
+                table.setdefault(config_class.model_type, config_class.paper)
+        return table
+
+    def __getitem__(self, model_type):
+        return self._table()[model_type]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
+PAPERS = _PapersByModelType()
 
 
 class LineagePreTrainedModel(PreTrainedModel):
@@ -135,7 +145,7 @@ tags:
 A `{config.model_type}` model from [hf_lineage](https://pypi.org/project/hf-lineage/): the lineage of NLP
 pretraining as Hugging Face models. {n_params:,} parameters. Base model: {base}.
 
-Paper: {PAPERS.get(config.model_type, "see the hf_lineage documentation")}
+Paper: {getattr(config, "paper", None) or "see the hf_lineage documentation"}
 
 ## Use
 

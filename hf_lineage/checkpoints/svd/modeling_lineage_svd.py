@@ -112,32 +112,37 @@ class LineageSvdModel(LineageSvdPreTrainedModel):
 # task encoder and classifier, shared with NNLM, word2vec and ELMo (see modeling_lineage_static.py).
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForTokenClassification with Word2Vec->Svd
 class LineageSvdForTokenClassification(StaticVectorsForTokenClassification, LineageSvdPreTrainedModel):
     """Word vectors → BiLSTM (``config.task_*``) → a label per token (NER, POS)."""
 
     base_model_class = LineageSvdModel
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForSequenceClassification with Word2Vec->Svd
 class LineageSvdForSequenceClassification(StaticVectorsForSequenceClassification, LineageSvdPreTrainedModel):
     """Word vectors → BiLSTM → max-pool → a label per sentence, or per sentence pair (``token_type_ids``)."""
 
     base_model_class = LineageSvdModel
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForCausalLM with Word2Vec->Svd
 class LineageSvdForCausalLM(StaticVectorsForCausalLM, LineageSvdPreTrainedModel, GenerationMixin):
-    """Word vectors → left-to-right LSTM → softmax over the vocabulary: the count-based vectors have no language
-    model of their own, so this is how they serve generation tasks."""
+    """Word vectors → left-to-right LSTM → softmax over the vocabulary: static vectors have no language model of
+    their own, so this is how they serve generation tasks."""
 
     base_model_class = LineageSvdModel
 
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForQuestionAnswering with Word2Vec->Svd
 class LineageSvdForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageSvdPreTrainedModel):
-    """SVD vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
+    """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
 
     base_model_class = LineageSvdModel
 
 
+# Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForIntentAndSlots with Word2Vec->Svd
 class LineageSvdForIntentAndSlots(StaticVectorsForIntentAndSlots, LineageSvdPreTrainedModel):
     """Word vectors → BiLSTM → an intent per utterance (max-pooled states) and a slot tag per word, trained on the
     sum of both losses (joint intent classification and slot filling)."""

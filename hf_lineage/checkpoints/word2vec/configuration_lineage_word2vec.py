@@ -12,13 +12,13 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
 
 ARCHITECTURES = ("skipgram", "cbow")
 
 
 @strict
-class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageWord2VecConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Named configurations::
 
@@ -38,6 +38,10 @@ class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
     """
 
     model_type = "lineage-word2vec"
+    # Cited in model cards (not a field: never written to config.json).
+    paper = ("Mikolov et al. (2013), Efficient Estimation of Word Representations in Vector Space "
+             "(https://arxiv.org/abs/1301.3781) and Distributed Representations of Words and Phrases and their "
+             "Compositionality (https://arxiv.org/abs/1310.4546).")
     # Trainer leaves the cache (a decoder's or the LSTM language model's, under either name) out of predictions.
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache"]
     named_sizes: ClassVar[dict] = {
@@ -76,15 +80,6 @@ class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
     # Downstream: keep the pretrained vectors fixed (feature-based use) or fine-tune them with the task.
     freeze_vectors: bool = False
 
-    # Downstream task model (features → task encoder → classifier)
-    task_encoder: str = "bilstm"  # "bilstm" | "lstm" | "cnn" | "none"
-    task_hidden_size: int = 128  # per direction
-    task_num_layers: int = 1
-    task_dropout: float | int = 0.1
-    # "batch": each feature dimension standardised over the batch's real tokens before the task encoder
-    # (running statistics at evaluation); "none": the features as they come.
-    task_feature_norm: str = "batch"
-
     # The word-level tokenizer's specials: <pad>=0 <unk>=1 <s>=2 </s>=3.
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
@@ -92,6 +87,7 @@ class LineageWord2VecConfig(NamedSizesMixin, PreTrainedConfig):
     # Input and output vectors are two different matrices; nothing is tied.
     tie_word_embeddings: bool = False
 
+    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
         check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
         super().__post_init__(**kwargs)

@@ -238,8 +238,8 @@ class LineageWord2VecForSequenceClassification(StaticVectorsForSequenceClassific
 
 
 class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
-    """Word vectors → left-to-right LSTM → softmax over the vocabulary: word2vec has no language model of its own,
-    so this is how its vectors serve generation tasks."""
+    """Word vectors → left-to-right LSTM → softmax over the vocabulary: static vectors have no language model of
+    their own, so this is how they serve generation tasks."""
 
     base_model_class = LineageWord2VecModel
 
