@@ -19,7 +19,7 @@ register_all()
 
 # Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, which a
 # user loading a model through the Auto classes, or the CLI printing its help, does not need.
-_LAZY = {"ContextualVectors": "contextual", "train_svd": "objectives.svd", "train_word2vec": "objectives.word2vec_cpu",
+_LAZY = {"ContextualVectors": "contextual", "train_svd": "cpu.svd", "train_word2vec": "cpu.word2vec",
          "WordVectors": "vectors"}
 
 

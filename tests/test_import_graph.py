@@ -34,15 +34,19 @@ LAYERS = [
         "hf_lineage.data": "collators, readers and the reproducible examples and samplers, on tokenizers",
         "hf_lineage.metrics": "local evaluate modules",
         "hf_lineage.convert": "checkpoint import and export: builds models and tokenizers",
-        "hf_lineage.fast": "numba kernels on plain arrays, beside the data they accelerate",
         "hf_lineage.optimization": "the optimiser builder both the objectives and the engine use",
         "hf_lineage.contextual": "contextual vectors read from any loaded model's hidden states",
         "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file",
     },
     {
         "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers",
-        "hf_lineage": "the package root registers the families and re-exports the public names, up to word2vec's "
-        "CPU trainer (an objective's); nothing below it may import it by name",
+        # Beside the objectives, not below them, only because both trainers write their folders with
+        # objectives.saving.save_final (which reads CAUSAL_LM_FAMILIES there): that is cpu's one import from
+        # objectives, and the objectives take only word2vec's sampling tables from cpu.
+        "hf_lineage.cpu": "the CPU trainers (word2vec's Hogwild SGD and its numba kernels, svd's counts and SVD) and "
+        "the sampling tables the engine's word2vec objective shares; the engine picks them or itself",
+        "hf_lineage": "the package root registers the families and re-exports the public names, up to the CPU "
+        "trainers; nothing below it may import it by name",
     },
     {
         "hf_lineage.engine": "the one Accelerate loop that runs any objective",

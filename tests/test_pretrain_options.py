@@ -2,6 +2,7 @@
 size the tiny defaults touch."""
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -190,3 +191,89 @@ def test_the_lineage_still_runs_word2vec_on_its_cpu_trainer_on_a_cpu_machine(sca
     with pytest.raises(Captured):
         pretraining.pretrain_family("word2vec", SCALES[scale], LineageArguments(scale=scale), corpus, Path("unused"))
     assert chosen == [True]
+
+
+# --------------------------------------------------------------------------- the backend, pretrain()'s first step
+
+
+class EngineStarted(Exception):
+    pass
+
+
+@pytest.fixture
+def backends(tmp_path, monkeypatch):
+    """pretrain() with both trainers replaced by recorders: the CPU trainers (``hf_lineage.cpu``) note what they were
+    given, the engine stops where it would build its Accelerator. Returns a function of the arguments that runs
+    pretrain() and returns which one ran, and the list of (family, settled arguments) the CPU trainers got."""
+    import hf_lineage.cpu.svd
+    import hf_lineage.cpu.word2vec
+    import hf_lineage.engine
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n", encoding="utf-8")
+    trained = []
+    for module, name in ((hf_lineage.cpu.word2vec, "pretrain_word2vec"), (hf_lineage.cpu.svd, "pretrain_svd")):
+        monkeypatch.setattr(module, name, lambda args, objective: trained.append((objective.family, args)) or "cpu")
+
+    def start_accelerator(args):
+        raise EngineStarted
+
+    monkeypatch.setattr(hf_lineage.engine, "start_accelerator", start_accelerator)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+
+    def run(family, gpu=False, **given):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+        args = PretrainArguments(family=family, output_dir=str(tmp_path / "out"), train_file=[str(corpus)], **given)
+        try:
+            return hf_lineage.engine.pretrain(args)
+        except EngineStarted:
+            return "engine"
+
+    return run, trained
+
+
+@pytest.mark.parametrize("family, gpu, given, backend", [
+    ("word2vec", False, {}, "cpu"),  # auto on a laptop: the CPU trainer
+    ("word2vec", True, {}, "engine"),  # auto with a GPU visible: the engine
+    ("word2vec", False, {"max_steps": 2}, "engine"),  # auto, an option only the engine honours
+    ("word2vec", False, {"backend": "engine"}, "engine"),
+    ("word2vec", True, {"backend": "cpu"}, "cpu"),  # asked for, even with a GPU
+    ("svd", True, {}, "cpu"),  # auto: svd has no engine path at all
+    ("svd", False, {"backend": "cpu"}, "cpu"),
+    ("gpt", False, {}, "engine"),  # no CPU trainer: always the engine
+])
+def test_pretrain_picks_the_backend_as_documented(backends, family, gpu, given, backend):
+    run, trained = backends
+    assert run(family, gpu, **given) == backend
+    assert [f for f, _ in trained] == ([family] if backend == "cpu" else [])
+
+
+def test_the_backend_is_chosen_from_the_arguments_as_given_before_they_are_settled(backends, monkeypatch):
+    """pretrain()'s first step: the choice reads the options as given (``--learning-rate`` given or not), not after
+    the family's defaults have filled them in; only then are they settled and the chosen trainer called with them.
+    Moving the choice back inside ``settle_arguments`` (or after it) fails here."""
+    import hf_lineage.engine
+
+    run, trained = backends
+    choice = hf_lineage.engine.use_cpu_backend
+    seen = []
+    monkeypatch.setattr(hf_lineage.engine, "use_cpu_backend",
+                        lambda args, objective, given: seen.append(args.learning_rate) or choice(args, objective, given))
+    assert run("word2vec") == "cpu"
+    assert seen == [None]  # unsettled: no default filled in yet
+    (family, args), = trained
+    assert args.learning_rate == objective_class("word2vec").defaults["learning_rate"]  # settled before training
+
+
+@pytest.mark.parametrize("family, given, message", [
+    ("svd", {"backend": "engine"}, "svd is not trained by the engine: use --backend cpu (or auto)"),
+    ("gpt", {"backend": "cpu"}, "gpt has no CPU backend; use --backend engine"),
+    ("word2vec", {"backend": "cpu", "max_steps": 2}, "--backend cpu (word2vec's own trainer) does not use --max-steps"),
+    ("word2vec", {"backend": "gpu"}, "--backend must be one of auto, engine, cpu, got 'gpu'"),
+])
+def test_a_backend_the_arguments_rule_out_is_refused_before_either_trainer_starts(backends, tmp_path, family, given,
+                                                                                  message):
+    run, trained = backends
+    with pytest.raises(engine.PretrainError, match=re.escape(message)):
+        run(family, **given)
+    assert trained == [] and not (tmp_path / "out").exists()

@@ -10,9 +10,11 @@ or from Python::
 
 The family's ``PretrainingObjective`` (``hf_lineage.objectives``) decides the tokenizer, the examples, the collator,
 the loss normalisation and the paper's optimiser defaults; the engine does the rest, the same way for everyone.
-``pretrain()`` below is the whole run, step by step; each step lives in the module it names:
+``pretrain()`` below is the whole run, step by step; each step lives in the module it names. Its first step picks
+the backend (``--backend``, ``arguments.use_cpu_backend``): a family with its own CPU trainer (word2vec, svd:
+``hf_lineage.cpu``) may be trained there instead, and the rest of ``pretrain()`` is the engine.
 
-* ``arguments``   — ``PretrainArguments`` and the checks made before any work;
+* ``arguments``   — ``PretrainArguments``, the choice of backend and the checks made before any work;
 * ``data``        — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``        — the accelerator, the step plan, the training loop and its evaluation;
 * ``checkpoints`` — the run's folder, checkpoints and resume;
@@ -29,9 +31,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..cpu import cpu_trainer
 from ..objectives import get_objective
 from ..registry import family_classes
-from .arguments import PretrainArguments, PretrainError, settle_arguments
+from .arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
 from .checkpoints import resume
 from .data import build_loaders, load_data
 from .loop import Run, build_scheduler, plan_training, start_accelerator, train
@@ -43,8 +46,12 @@ __all__ = ["PretrainArguments", "PretrainError", "pretrain"]
 def pretrain(args: PretrainArguments) -> str:
     """Pre-train ``args.family``; returns the output directory, which then holds a ``save_pretrained`` model."""
     objective = get_objective(args.family, args)
-    if settle_arguments(args, objective):  # the family's own CPU trainer (word2vec's) takes the run
-        return objective.train_cpu(args)
+    # The backend first: the family's own CPU trainer (word2vec's, svd's: hf_lineage.cpu) or the engine below.
+    on_cpu = use_cpu_backend(args, objective, given_options(args))
+    settle_arguments(args, objective, on_cpu)
+    if on_cpu:
+        return cpu_trainer(args.family)(args, objective)
+
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)
     tokenizer, config, train_examples, eval_examples = load_data(args, objective, accelerator, output_dir)

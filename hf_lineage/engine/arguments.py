@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from ..cpu import CPU_TRAINERS
+
 RUN_FILE = "run_args.json"
 # Arguments that define *what* is trained; a resumed run must agree on all of them.
 IDENTITY_FIELDS = (
@@ -77,20 +79,18 @@ class PretrainError(ValueError):
     """Bad input detected before training starts; the message names the problem."""
 
 
-def settle_arguments(args: PretrainArguments, objective) -> bool:
-    """Refuse what the family does not use, fill in its defaults and check the rest; returns whether the family's own
-    CPU trainer takes the run (``--backend``) instead of the engine."""
+def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> None:
+    """Refuse what the family does not use, fill in its defaults and check the rest, for the backend chosen
+    (``use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the engine."""
     given = given_options(args)
     if set(given) & set(objective.unused_options):
         raise PretrainError(f"{args.family} pre-training does not use "
                             f"{_flags(set(given) & set(objective.unused_options))}; drop them")
-    cpu_backend = use_cpu_backend(args, objective, given)
     resolve_defaults(args, objective)
     check_arguments(args, objective)
     if cpu_backend and "mixed_precision" in given:
         print(f"note: --mixed-precision {args.mixed_precision} does not apply to {args.family}'s CPU trainer "
               "(float32); --backend engine uses it", file=sys.stderr)
-    return cpu_backend
 
 
 def check_not_silently_replicated(accelerator) -> None:
@@ -209,10 +209,11 @@ def _flags(names) -> str:
 
 
 def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bool:
-    """Whether ``--backend`` picks the family's own CPU trainer (word2vec's numba Hogwild SGD) over the engine:
-    ``cpu`` asks for it (as does every backend but ``engine`` for a family the engine cannot train, svd),
-    ``auto`` takes it when the family has one, no GPU is visible, one process runs, the corpus
-    is local files and no option in ``given`` is one the CPU trainer would ignore (``--max-steps``, ...)."""
+    """Whether ``--backend`` picks the family's own CPU trainer (``hf_lineage.cpu``: word2vec's numba Hogwild SGD,
+    svd's factorisation) over the engine: ``cpu`` asks for it (as does every backend but ``engine`` for a family the
+    engine cannot train, svd), ``auto`` takes it when the family has one, no GPU is visible, one process runs, the
+    corpus is local files, no run is resumed and no option in ``given`` is one the CPU trainer would ignore
+    (``--max-steps``, ...). A choice the arguments make impossible is a ``PretrainError``."""
     if args.backend not in BACKENDS:
         raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
     backend = args.backend
@@ -224,8 +225,9 @@ def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bo
         return False
     one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
     ignored = set(given) & set(objective.cpu_backend_ignores)
+    has_cpu_trainer = args.family in CPU_TRAINERS
     if backend == "cpu":
-        if not objective.has_cpu_backend:
+        if not has_cpu_trainer:
             raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
         if not args.train_file or args.streaming or not one_process:
             raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
@@ -237,7 +239,7 @@ def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bo
             raise PretrainError(f"--backend cpu ({args.family}'s own trainer) does not use {_flags(ignored)}; drop "
                                 "them or use --backend engine (or auto), which honours them")
         return True
-    return (objective.has_cpu_backend and one_process and bool(args.train_file) and not args.streaming
+    return (has_cpu_trainer and one_process and bool(args.train_file) and not args.streaming
             and not args.resume_from and not ignored and not torch.cuda.is_available())
 
 

@@ -37,11 +37,9 @@ class PretrainingObjective:
     # Keyword arguments the engine adds to every forward call, in training and evaluation (BERT's
     # ``sparse_logits=True``: MLM logits only at the labelled positions, the fast path ``eval_sums`` reads).
     forward_kwargs: ClassVar[dict[str, Any]] = {}
-    # True for a family with its own CPU trainer (``train_cpu``), which ``--backend cpu|auto`` runs instead of the
-    # engine's loop.
-    has_cpu_backend: ClassVar[bool] = False
-    # False for a family that only its own CPU trainer trains (svd: counts and a factorisation, no gradient steps):
-    # ``--backend auto`` always takes that trainer and ``--backend engine`` is refused.
+    # A family with a CPU trainer (``hf_lineage.cpu.CPU_TRAINERS``: word2vec, svd) may be trained by it instead of
+    # the engine (``--backend``). False for a family that only that trainer trains (svd: counts and a factorisation,
+    # no gradient steps): ``--backend auto`` always takes that trainer and ``--backend engine`` is refused.
     engine_trains: ClassVar[bool] = True
     # Options (PretrainArguments names) the family's CPU trainer does not use: given one, ``--backend auto`` takes
     # the engine and ``--backend cpu`` refuses it. And those the family never uses (on either path): refused.
@@ -89,10 +87,6 @@ class PretrainingObjective:
         """The optimiser the engine steps; default: AdamW with the usual no-decay groups
         (``hf_lineage.optimization.build_optimizer``). word2vec overrides it with plain SGD."""
         return build_optimizer(model, args)
-
-    def train_cpu(self, args) -> str:
-        """Train with the family's own CPU trainer instead of the engine; returns the output directory."""
-        raise NotImplementedError(f"{self.family} has no CPU backend")
 
 
 def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):

@@ -1,23 +1,19 @@
-"""word2vec's pre-training objective (the engine path), and the dispatch to the CPU trainer (``--backend cpu``).
+"""word2vec's pre-training objective: what the family decides on the engine (``--backend engine``).
 
-    hf-lineage pretrain word2vec --train-file corpus.txt --output-dir out/w2v --config gensim
     hf-lineage pretrain word2vec --backend engine --set architecture=skipgram --train-file ... --output-dir ...
 
-Both backends train the same model on the same vocabulary and write the same folder (model, tokenizer,
-``train_results.json``). ``--backend auto`` (the default) takes the CPU trainer when no GPU is visible and one
-process runs, the engine otherwise. The CPU trainer is ``hf_lineage.train_word2vec`` (``word2vec_cpu`` beside this
-module); both paths take their vocabulary tables from ``hf_lineage.data.word2vec``.
+The engine and word2vec's CPU trainer (``hf_lineage.cpu.word2vec``, ``hf_lineage.train_word2vec``) train the same
+model on the same vocabulary and write the same folder (model, tokenizer, ``train_results.json``); ``pretrain()``
+picks between them (``--backend``). The CPU trainer takes its tokenizer, config fields and validation loss from this
+objective; both take their vocabulary tables from ``hf_lineage.cpu.word2vec_sampling``.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import torch
 
-from ..data.word2vec import (
+from ..cpu.word2vec_sampling import (
     MAX_SENTENCE_WORDS,
     DataCollatorForWord2Vec,
     check_vocabulary,
@@ -51,7 +47,6 @@ class Word2VecObjective(PretrainingObjective):
     )
     # Already small (a batch is 64 sentences, the learning rate is scaled to it, the vocabulary is min_count's).
     tiny_defaults = {}
-    has_cpu_backend = True
     # The CPU trainer runs whole passes over local files with the config's alpha → min_alpha schedule and no
     # checkpoints: given any of these, --backend auto takes the engine, which honours them. (It computes in float32:
     # --mixed-precision, a GPU speed setting, gets a note instead, so that the lineage's bf16 scales keep it.)
@@ -63,7 +58,7 @@ class Word2VecObjective(PretrainingObjective):
     # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer.
     unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents")
 
-    def _config_fields(self) -> dict:
+    def config_fields(self) -> dict:
         args = self.args
         fields = {**LineageWord2VecConfig.named_sizes.get(args.config, {}), **args.overrides}
         if args.num_epochs not in (None, 1.0):
@@ -78,7 +73,7 @@ class Word2VecObjective(PretrainingObjective):
         return fields
 
     def train_tokenizer(self, files, texts):
-        min_count = self._config_fields().get("min_count", LineageWord2VecConfig.min_count)
+        min_count = self.config_fields().get("min_count", LineageWord2VecConfig.min_count)
         tokenizer = train_wordlevel_tokenizer(files=files, iterator=texts, min_count=min_count,
                                               max_vocab_size=self.args.vocab_size)
         check_vocabulary(self.counts(tokenizer), min_count)
@@ -87,13 +82,13 @@ class Word2VecObjective(PretrainingObjective):
     def counts(self, tokenizer) -> np.ndarray:
         if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is None:
             raise ValueError("word2vec needs a tokenizer with word counts (from train_wordlevel_tokenizer)")
-        min_count = self._config_fields().get("min_count", LineageWord2VecConfig.min_count)
+        min_count = self.config_fields().get("min_count", LineageWord2VecConfig.min_count)
         return trainable_counts(tokenizer.init_kwargs[WORD_COUNTS_KEY], tokenizer.all_special_ids, min_count)
 
     def build_config(self, size, tokenizer, overrides):
         config = LineageWord2VecConfig.from_named(size, **{
             "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
-            "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id, **self._config_fields(),
+            "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id, **self.config_fields(),
         })
         self.args.num_epochs = config.epochs
         self._config, self._counts = config, self.counts(tokenizer)
@@ -147,7 +142,7 @@ class Word2VecObjective(PretrainingObjective):
 
     def evaluate(self, model, tokenizer, args) -> dict:
         """The validation loss the engine reports (mean loss per training item, items drawn as in training with
-        the seeds of the engine's evaluation), on ``--validation-file``."""
+        the seeds of the engine's evaluation), on ``--validation-file``: the CPU trainer reports it too."""
         from itertools import islice
 
         from ..data.examples import SeededExamples, load_text
@@ -163,33 +158,3 @@ class Word2VecObjective(PretrainingObjective):
                 (sums, counts), = self.eval_sums(model(**batch, **self.loss_counts(batch)), batch).values()
                 total, count = total + sums.double().sum().item(), count + counts.sum().item()
         return {"loss": total / count if count else float("nan")}
-
-    def train_cpu(self, args) -> str:
-        """The CPU trainer (``hf_lineage.train_word2vec``) with the command line's corpus, config and output."""
-        import shutil
-
-        from .word2vec_cpu import train_word2vec
-
-        if args.tokenizer:
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-        else:
-            tokenizer = self.train_tokenizer(args.train_file, None)
-        # Before anything is written: the settings must make a valid config.
-        fields = {**LineageWord2VecConfig.named_sizes[args.config], **self._config_fields()}
-        LineageWord2VecConfig(**{**fields, "vocab_size": len(tokenizer)})
-        if args.overwrite_output_dir and Path(args.output_dir).exists():
-            shutil.rmtree(args.output_dir)
-        model, tokenizer = train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed,
-                                          output_dir=args.output_dir, **fields)
-        results = Path(args.output_dir) / "train_results.json"
-        data = json.loads(results.read_text())
-        if args.validation_file:
-            # The engine's validation number (the objective's loss on held-out sentences), for comparison.
-            data["eval"] = self.evaluate(model, tokenizer, args)
-            results.write_text(json.dumps(data, indent=2))
-            print(f"word2vec (cpu backend): validation loss {data['eval']['loss']:.4f}")
-        print(f"word2vec (cpu backend): {data['effective_words_per_second']:,.0f} effective words/s, "
-              f"{data['words_per_second']:,.0f} raw words/s")
-        return args.output_dir

@@ -4,7 +4,7 @@ PPMI with context distribution smoothing, and the truncated SVD the vectors come
 Everything is sparse: the counts are a ``scipy.sparse`` matrix accumulated chunk by chunk as the corpus streams in
 (``CooccurrenceCounter``), PPMI is computed on its non-zero entries only, and the SVD is scikit-learn's randomized
 SVD (Halko et al. 2011), which needs only products with the sparse matrix. No V × V dense matrix is ever built.
-``hf_lineage.objectives.svd.train_svd`` runs them on a text corpus.
+``train_svd`` (``svd.py`` beside this module) runs them on a text corpus.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ This module is the one home of those tables, for both ways word2vec trains:
   ``LineageWord2VecForPreTraining`` takes (subsampling, the dynamic window, noise words, Huffman paths), drawn from
   each example's ``mask_seed`` so a batch is the same whichever process, batch or resumed run builds it;
 * the CPU trainer: ``sampling_tables`` gives the same tables as the plain integer arrays its numba kernels read
-  (``hf_lineage.fast.word2vec_cpu``), built in one call.
+  (``word2vec_kernels`` beside this module), built in one call.
 
-It depends on numpy and torch only; what reads a corpus or builds a model sits at the objectives level
-(``hf_lineage.objectives.word2vec`` and ``word2vec_cpu``).
+It depends on numpy and torch only; what reads a corpus or builds a model is ``hf_lineage.objectives.word2vec``
+(the engine's objective, which imports this module) and ``word2vec.py`` beside it (the CPU trainer).
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class SamplingTables(NamedTuple):
     ``keep``: uint32 subsampling threshold (``sample_ints``), 0 only for ids never trained; ``noise_*``: the alias
     table of the noise distribution; ``points``, ``codes``, ``lengths``: the Huffman tree (one dummy row without
     hierarchical softmax, which then never reads it). The fields are in the order the kernel
-    (``hf_lineage.fast.word2vec_cpu.train_sentences``) takes them."""
+    (``word2vec_kernels.train_sentences``) takes them."""
 
     keep: np.ndarray
     noise_ids: np.ndarray

@@ -1,10 +1,12 @@
 """``train_word2vec``: word2vec trained on CPU as the C tool and gensim do, from text to a saved model.
 
+    hf-lineage pretrain word2vec --train-file corpus.txt --output-dir out/w2v --config gensim   # no GPU: this trainer
+
 The glue around the numba trainer: read the corpus, build or take the word-level tokenizer, encode the corpus to
 token-id arrays, build the config and ``LineageWord2VecForPreTraining``, and hand the model's weight matrices and
-the vocabulary's tables to ``hf_lineage.fast.word2vec_cpu.train_hogwild``, which trains them in place. It sits at
-the objectives level because it builds tokenizers and models; the kernels below it take arrays only, and the
-tables come from ``hf_lineage.data.word2vec``. ``Word2VecObjective.train_cpu`` (``--backend cpu``) calls it.
+the vocabulary's tables (``word2vec_sampling``) to ``word2vec_kernels.train_hogwild``, which trains them in place.
+``pretrain_word2vec`` is the same trainer given ``hf-lineage pretrain``'s arguments (``--backend cpu``, or ``auto``
+without a GPU). PPMI-SVD reads its corpus with the same ``read_corpus`` and ``encode_corpus``.
 """
 
 from __future__ import annotations
@@ -20,16 +22,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..data.word2vec import (
-    check_vocabulary,
-    chunk_sentence,
-    sampling_tables,
-    trainable_counts,
-)
-from ..fast.word2vec_cpu import train_hogwild
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
+from ..objectives.saving import save_final
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
+from .word2vec_kernels import train_hogwild
+from .word2vec_sampling import check_vocabulary, chunk_sentence, sampling_tables, trainable_counts
 
 # Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
 SHARED_NEGATIVES_DEFAULT = True
@@ -178,8 +176,6 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
     results["preparation_seconds"] = results.pop("started") - started
     model.train_results = results
     if output_dir is not None:
-        from .saving import save_final
-
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
         card = (f"\n## Training\n\n`hf_lineage.train_word2vec` (CPU, {workers} workers): {results['epochs']} epochs "
@@ -208,3 +204,33 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
         epochs=config.epochs, workers=workers, seed=seed, log_every=log_every,
         shared_negatives=SHARED_NEGATIVES_DEFAULT if shared_negatives is None else shared_negatives,
     )
+
+
+def pretrain_word2vec(args, objective) -> str:
+    """``train_word2vec`` given ``hf-lineage pretrain``'s arguments (``PretrainArguments``, settled); returns the
+    output directory. The family's objective (``Word2VecObjective``) decides the tokenizer and the config fields as
+    on the engine, and with ``--validation-file`` gives the engine's validation loss, for comparison."""
+    import shutil
+
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    else:
+        tokenizer = objective.train_tokenizer(args.train_file, None)
+    # Before anything is written: the settings must make a valid config.
+    fields = {**LineageWord2VecConfig.named_sizes[args.config], **objective.config_fields()}
+    LineageWord2VecConfig(**{**fields, "vocab_size": len(tokenizer)})
+    if args.overwrite_output_dir and Path(args.output_dir).exists():
+        shutil.rmtree(args.output_dir)
+    model, tokenizer = train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed,
+                                      output_dir=args.output_dir, **fields)
+    results = Path(args.output_dir) / "train_results.json"
+    data = json.loads(results.read_text())
+    if args.validation_file:
+        data["eval"] = objective.evaluate(model, tokenizer, args)
+        results.write_text(json.dumps(data, indent=2))
+        print(f"word2vec (cpu backend): validation loss {data['eval']['loss']:.4f}")
+    print(f"word2vec (cpu backend): {data['effective_words_per_second']:,.0f} effective words/s, "
+          f"{data['words_per_second']:,.0f} raw words/s")
+    return args.output_dir

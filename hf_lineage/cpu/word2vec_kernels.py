@@ -33,9 +33,9 @@ noise word is drawn twice for one centre word: both of its updates then start fr
 in pWord2Vec's kernel).
 
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
-(``hf_lineage.data.word2vec.sampling_tables``, their one home). Reading text, building the tokenizer, config and
-model, and saving are ``hf_lineage.train_word2vec`` (``hf_lineage.objectives.word2vec_cpu``); this module imports
-nothing from the package, so it stays below every layer that calls it.
+(``word2vec_sampling.sampling_tables``, their one home). Reading text, building the tokenizer, config and model, and
+saving are ``hf_lineage.train_word2vec`` (``word2vec.py`` beside this module); this module imports nothing from the
+package, so the kernels can be read, tested and timed on arrays alone.
 """
 
 from __future__ import annotations
