@@ -42,17 +42,9 @@ def _families(args) -> int:
 
 
 def _finetune(args) -> int:
-    from .tasks import classification, generation, intent_and_slots, labeling
-    from .tasks.arguments import run_cli
+    from .tasks import TASKS, run_cli
 
-    main = {
-        "sequence_labeling": labeling.main,
-        "classification": classification.main,
-        "sentence_pairs": lambda argv: classification.main(argv, pairs=True),
-        "generation": generation.main,
-        "intent_and_slots": intent_and_slots.main,
-    }[args.task]
-    return run_cli(main, args.recipe_args)
+    return run_cli(TASKS[args.task].main, args.recipe_args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,12 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain_parser.set_defaults(func=lambda args: pretrain_cli.run_namespace(vars(args)))
     # The recipes parse their own (transformers-style) options: everything after the task goes to them, --help
     # included (`hf-lineage finetune TASK --help` lists the recipe's options; `hf-lineage finetune --help` this).
+    from .tasks import TASKS
+
     finetune_parser = commands.add_parser(
         "finetune", help="fine-tune for a task with the recipes (same options as recipes/<task>.py)",
         description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]. "
-                    "`hf-lineage finetune TASK --help` lists the recipe's options.")
-    finetune_parser.add_argument("task", choices=["sequence_labeling", "classification", "sentence_pairs",
-                                                  "generation", "intent_and_slots"])
+                    "`hf-lineage finetune TASK --help` lists the recipe's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="tasks:\n" + "\n".join(f"  {name:20} {task.description}" for name, task in TASKS.items()))
+    finetune_parser.add_argument("task", choices=list(TASKS), metavar="TASK", help="one of the tasks below")
     finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
                                  help="the recipe's options")
     finetune_parser.set_defaults(func=_finetune)

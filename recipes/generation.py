@@ -14,17 +14,9 @@ hf_lineage/tasks/generation.py.
 
 import sys
 
-from transformers import Seq2SeqTrainingArguments
+from hf_lineage.tasks import TASKS, run_cli
 
-from hf_lineage.tasks import generation
-from hf_lineage.tasks.arguments import parse_arguments, run_cli
-
-
-def main(argv=None):
-    # HfArgumentParser over (ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments)
-    model_args, data_args, training_args = parse_arguments(argv, Seq2SeqTrainingArguments)
-    return generation.run(model_args, data_args, training_args)
-
+main = TASKS["generation"].main  # main(argv=None) -> the metrics of all_results.json
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -17,17 +17,9 @@ hf_lineage/tasks/intent_and_slots.py.
 
 import sys
 
-from transformers import TrainingArguments
+from hf_lineage.tasks import TASKS, run_cli
 
-from hf_lineage.tasks import intent_and_slots
-from hf_lineage.tasks.arguments import parse_arguments, run_cli
-
-
-def main(argv=None):
-    # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments)
-    model_args, data_args, training_args = parse_arguments(argv, TrainingArguments)
-    return intent_and_slots.run(model_args, data_args, training_args)
-
+main = TASKS["intent_and_slots"].main  # main(argv=None) -> the metrics of all_results.json
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

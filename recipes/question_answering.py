@@ -19,14 +19,9 @@ hf_lineage/tasks/question_answering.py.
 
 import sys
 
-from hf_lineage.tasks import question_answering
-from hf_lineage.tasks.arguments import run_cli
+from hf_lineage.tasks import TASKS, run_cli
 
-
-def main(argv=None):
-    # HfArgumentParser over (ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, TrainingArguments)
-    return question_answering.run(*question_answering.parse_arguments(argv))
-
+main = TASKS["question_answering"].main  # main(argv=None) -> the metrics of all_results.json
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,17 +13,9 @@ hf_lineage/tasks/classification.py.
 
 import sys
 
-from transformers import TrainingArguments
+from hf_lineage.tasks import TASKS, run_cli
 
-from hf_lineage.tasks import classification
-from hf_lineage.tasks.arguments import parse_arguments, run_cli
-
-
-def main(argv=None):
-    # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments)
-    model_args, data_args, training_args = parse_arguments(argv, TrainingArguments)
-    return classification.run(model_args, data_args, training_args, pairs=True)
-
+main = TASKS["sentence_pairs"].main  # main(argv=None) -> the metrics of all_results.json
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

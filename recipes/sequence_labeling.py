@@ -13,17 +13,9 @@ Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; 
 
 import sys
 
-from transformers import TrainingArguments
+from hf_lineage.tasks import TASKS, run_cli
 
-from hf_lineage.tasks import labeling
-from hf_lineage.tasks.arguments import parse_arguments, run_cli
-
-
-def main(argv=None):
-    # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments)
-    model_args, data_args, training_args = parse_arguments(argv, TrainingArguments)
-    return labeling.run(model_args, data_args, training_args)
-
+main = TASKS["sequence_labeling"].main  # main(argv=None) -> the metrics of all_results.json
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -45,29 +45,14 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
     DataCollatorForTokenClassification,
-    DataCollatorWithPadding,
-    HfArgumentParser,
     TrainingArguments,
-    set_seed,
 )
 
-from ..data.gpt_tasks import DataCollatorForGPTTasks
-from ..tasks import classification, labeling
-from ..tasks.arguments import DataTrainingArguments, ModelArguments, check_actions
+from ..tasks import classification, labeling, training
+from ..tasks.arguments import DataTrainingArguments, ModelArguments, parse_arguments as parse_task_arguments
 from ..tasks.data import load_splits
-from ..tasks.training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    freeze_overrides,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    sequence_length_limit,
-    setup_logging,
-    train_evaluate_predict,
-)
+from ..tasks.training import (RecipeTrainerMixin, family_of, freeze_base_model, freeze_overrides, load_config,
+                              load_tokenizer, sequence_length_limit)
 from .distillation import (
     STATIC_FAMILIES,
     TEACHER_LOGITS,
@@ -122,11 +107,8 @@ def parse_arguments(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not any(a == "--model_name_or_path" or a.startswith("--model_name_or_path=") for a in argv):
         argv += ["--model_name_or_path", ""]
-    for i, arg in enumerate(argv):
-        if arg == "--freeze_base" and (i + 1 == len(argv) or argv[i + 1].startswith("--")):
-            argv[i] = "--freeze_base=true"
-    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, TrainingArguments, DistillationArguments))
-    return parser.parse_args_into_dataclasses(args=argv)
+    return parse_task_arguments(argv, dataclass_types=(ModelArguments, DataTrainingArguments, TrainingArguments,
+                                                       DistillationArguments))
 
 
 # --------------------------------------------------------------------------- checks
@@ -152,6 +134,18 @@ def check_data_labels(splits, column: str, labels: list[str], teacher_path: str)
         if unknown:
             raise ValueError(f"{split.source}: labels {unknown} are not among the teacher's ({teacher_path}): "
                              f"{', '.join(labels)}")
+
+
+def teacher_labels(teacher_config, teacher_path: str, splits, column: str) -> list[str]:
+    """The teacher's label names in id order; the data must have no others, and labels to train on."""
+    if not is_fine_tuned(teacher_config):
+        raise ValueError(f"the teacher {teacher_path} has no label names (id2label): it must be a model fine-tuned "
+                         "for the task, as the task recipes save one")
+    labels = ordered_labels(teacher_config)
+    check_data_labels(splits, column, labels, teacher_path)
+    if "train" in splits and column not in splits["train"].dataset.column_names:
+        raise ValueError(f"{splits['train'].source}: the training data has no labels ({column!r} column)")
+    return labels
 
 
 def read_augmentation(path: str, task: str, limit: int | None) -> datasets.Dataset:
@@ -197,8 +191,7 @@ def plan_student(spec: str, teacher_config, auto_class, task: str, teacher_path:
     path = bilstm.group(2) if bilstm else spec
     if not os.path.isdir(path) and (bilstm or os.path.sep in path or path.startswith(".")):
         raise FileNotFoundError(f"--student {spec}: no model folder {path}")
-    config = load_config(model_args, path=path)
-    require_auto_class(config, auto_class, task, path)
+    config = training.checked_config(model_args, auto_class, task, path)
     if bilstm:
         family = bilstm.group(1)
         wanted = (f"lineage-{family}",) if family else STATIC_FAMILIES
@@ -225,10 +218,9 @@ def encoder_for(task: str, config, tokenizer, max_length: int, label2id: dict):
                 dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
                      last_token=labeling.reads_left_to_right(config)),
                 DataCollatorForTokenClassification(tokenizer))
-    gpt = classification.uses_gpt_transformations(config)
-    return (classification.encode_gpt if gpt else classification.encode_batch,
-            dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length, pairs=task == "sentence_pairs"),
-            DataCollatorForGPTTasks(tokenizer.pad_token_id) if gpt else DataCollatorWithPadding(tokenizer))
+    function, collator = classification.encoding_for(config, tokenizer)
+    return (function, dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
+                           pairs=task == "sentence_pairs"), collator)
 
 
 def encode(dataset, task, config, tokenizer, max_length, label2id, desc):
@@ -288,15 +280,8 @@ class DistillationRecipeTrainer(RecipeTrainerMixin, DistillationTrainer):
 # --------------------------------------------------------------------------- the recipe
 
 
-def run(model_args, data_args, training_args, distill_args, callbacks=None) -> dict:
-    check_actions(training_args)
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-    task = distill_args.task
-    auto_class = AutoModelForTokenClassification if task == "sequence_labeling" else AutoModelForSequenceClassification
-    column = "tags" if task == "sequence_labeling" else "label"
-
-    # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
+def check_arguments(model_args, training_args, distill_args) -> tuple[str, str]:
+    """(the teacher's path, the student's spec), after the checks that need no file read."""
     teacher_path = distill_args.teacher_model_name_or_path
     if not teacher_path:
         raise ValueError("--teacher_model_name_or_path is required: the fine-tuned model that teaches")
@@ -310,21 +295,77 @@ def run(model_args, data_args, training_args, distill_args, callbacks=None) -> d
         raise ValueError("--config_name / --tokenizer_name: teacher and student each use their own")
     if os.path.sep in teacher_path and not os.path.isdir(teacher_path):
         raise FileNotFoundError(f"--teacher_model_name_or_path {teacher_path}: no such folder")
+    if distill_args.augmentation_file and not training_args.do_train:
+        raise ValueError("--augmentation_file is training data: it needs --do_train")
+    return teacher_path, spec
+
+
+def load_student(plan: StudentPlan, teacher, teacher_tokenizer, auto_class, labels, model_args, distill_args):
+    """(student, its tokenizer) as ``plan`` says: the teacher's layers, a BiLSTM head, or a checkpoint with a head
+    for the teacher's labels; ``--freeze_base`` as the task recipes apply it."""
+    if plan.kind == "layers":
+        return bert_student(teacher, plan.num_layers), teacher_tokenizer
+    student_config = load_config(model_args, path=plan.path)
+    overrides = freeze_overrides(student_config, model_args.freeze_base)
+    if distill_args.student_hidden_size is not None:
+        overrides["task_hidden_size"] = distill_args.student_hidden_size
+    if plan.kind == "bilstm":
+        student = static_student(plan.path, auto_class, dict(enumerate(labels)), model_args.hub_kwargs(), **overrides)
+    else:
+        student = auto_class.from_pretrained(plan.path, id2label=dict(enumerate(labels)),
+                                             label2id={name: i for i, name in enumerate(labels)}, **overrides,
+                                             **model_args.hub_kwargs())
+    if not overrides:
+        freeze_base_model(student, model_args.freeze_base)
+    return student, load_tokenizer(model_args, path=plan.path)
+
+
+def soft_targets(teacher, tokenizer, max_length, datasets_by_name, task, label2id, batch_size, device):
+    """The teacher's logits on each (non-test) dataset, with its own tokenizer; for sequence labeling also each
+    word's position in the teacher's encoding."""
+    soft, firsts = {}, {}
+    for name, dataset in datasets_by_name.items():
+        encoded, collator = encode(dataset, task, teacher.config, tokenizer, max_length, label2id,
+                                   f"Teacher encoding of {name}")
+        soft[name] = teacher_predictions(teacher, encoded, collator, tokenizer, batch_size, device)
+        if task == "sequence_labeling":
+            firsts[name] = encoded["first_tokens"]
+    return soft, firsts
+
+
+def student_datasets(splits, augmentation, soft, teacher_firsts, task, config, tokenizer, max_length, label2id):
+    """(every split in the student's encoding, the student's collator): the training split with the teacher's soft
+    targets, followed by the augmentation rows, which have the soft targets only."""
+    encoded = {}
+    for name, split in splits.items():
+        encoded[name], collator = encode(split.dataset, task, config, tokenizer, max_length, label2id,
+                                         f"Tokenizing {name}")
+    if "train" in encoded:
+        train = with_teacher_columns(encoded["train"], soft["train"], teacher_firsts.get("train"))
+        if augmentation is not None:
+            extra, _ = encode(augmentation, task, config, tokenizer, max_length, label2id,
+                              "Tokenizing the augmentation text")
+            extra = with_teacher_columns(without_labels(extra), soft["augmentation"],
+                                         teacher_firsts.get("augmentation"))
+            train = datasets.concatenate_datasets([train, extra.cast(train.features)])
+        encoded["train"] = train
+    return encoded, collator
+
+
+def run(model_args, data_args, training_args, distill_args, callbacks=None) -> dict:
+    training.start(training_args)
+    task = distill_args.task
+    auto_class = AutoModelForTokenClassification if task == "sequence_labeling" else AutoModelForSequenceClassification
+    column = "tags" if task == "sequence_labeling" else "label"
+
+    # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
+    teacher_path, spec = check_arguments(model_args, training_args, distill_args)
     splits = load_splits(task, data_args, training_args)
-    teacher_config = load_config(model_args, path=teacher_path)
-    require_auto_class(teacher_config, auto_class, task, teacher_path)
-    if not is_fine_tuned(teacher_config):
-        raise ValueError(f"the teacher {teacher_path} has no label names (id2label): it must be a model fine-tuned "
-                         "for the task, as the task recipes save one")
-    labels = ordered_labels(teacher_config)
+    teacher_config = training.checked_config(model_args, auto_class, task, teacher_path)
+    labels = teacher_labels(teacher_config, teacher_path, splits, column)
     label2id = {name: i for i, name in enumerate(labels)}
-    check_data_labels(splits, column, labels, teacher_path)
-    if "train" in splits and column not in splits["train"].dataset.column_names:
-        raise ValueError(f"{splits['train'].source}: the training data has no labels ({column!r} column)")
     augmentation = None
     if distill_args.augmentation_file:
-        if not training_args.do_train:
-            raise ValueError("--augmentation_file is training data: it needs --do_train")
         augmentation = read_augmentation(distill_args.augmentation_file, task, distill_args.max_augmentation_samples)
     plan = plan_student(spec, teacher_config, auto_class, task, teacher_path, model_args)
     if plan.kind != "bilstm" and distill_args.student_hidden_size is not None:
@@ -332,22 +373,8 @@ def run(model_args, data_args, training_args, distill_args, callbacks=None) -> d
 
     teacher_tokenizer = load_tokenizer(model_args, path=teacher_path)
     teacher = auto_class.from_pretrained(teacher_path, **model_args.hub_kwargs())
-    if plan.kind == "layers":
-        student, student_tokenizer = bert_student(teacher, plan.num_layers), teacher_tokenizer
-    else:
-        student_config = load_config(model_args, path=plan.path)
-        overrides = freeze_overrides(student_config, model_args.freeze_base)
-        if distill_args.student_hidden_size is not None:
-            overrides["task_hidden_size"] = distill_args.student_hidden_size
-        if plan.kind == "bilstm":
-            student = static_student(plan.path, auto_class, dict(enumerate(labels)), model_args.hub_kwargs(),
-                                     **overrides)
-        else:
-            student = auto_class.from_pretrained(plan.path, id2label=dict(enumerate(labels)), label2id=label2id,
-                                                 **overrides, **model_args.hub_kwargs())
-        if not overrides:
-            freeze_base_model(student, model_args.freeze_base)
-        student_tokenizer = load_tokenizer(model_args, path=plan.path)
+    student, student_tokenizer = load_student(plan, teacher, teacher_tokenizer, auto_class, labels, model_args,
+                                              distill_args)
     if task != "sequence_labeling" and classification.uses_gpt_transformations(student.config):
         raise ValueError("a lineage-gpt student needs GPT's task tokens, which this recipe does not add; distil into "
                          "a BERT or BiLSTM student")
@@ -358,84 +385,63 @@ def run(model_args, data_args, training_args, distill_args, callbacks=None) -> d
                 count_parameters(student), task, distill_args.temperature, distill_args.alpha_soft)
 
     # The teacher's soft targets, once, with its own tokenizer.
-    device = training_args.device
-    soft = {}
-    to_score = dict(splits)
+    scored = {name: split.dataset for name, split in splits.items() if name != "test"}
     if augmentation is not None:
-        to_score["augmentation"] = None
-    teacher_firsts = {}
-    for name in to_score:
-        if name == "test":
-            continue
-        dataset = augmentation if name == "augmentation" else splits[name].dataset
-        encoded, collator = encode(dataset, task, teacher.config, teacher_tokenizer, teacher_length, label2id,
-                                   f"Teacher encoding of {name}")
-        soft[name] = teacher_predictions(teacher, encoded, collator, teacher_tokenizer,
-                                         distill_args.teacher_batch_size, device)
-        if task == "sequence_labeling":
-            teacher_firsts[name] = encoded["first_tokens"]
+        scored["augmentation"] = augmentation
+    soft, teacher_firsts = soft_targets(teacher, teacher_tokenizer, teacher_length, scored, task, label2id,
+                                        distill_args.teacher_batch_size, training_args.device)
     teacher_parameters = count_parameters(teacher)
     teacher.to("cpu")
     del teacher
 
-    encoded = {}
-    for name, split in splits.items():
-        encoded[name], student_collator = encode(split.dataset, task, student.config, student_tokenizer,
-                                                 student_length, label2id, f"Tokenizing {name}")
-    train = None
-    if "train" in encoded:
-        train = with_teacher_columns(encoded["train"], soft["train"], teacher_firsts.get("train"))
-        if augmentation is not None:
-            extra, _ = encode(augmentation, task, student.config, student_tokenizer, student_length, label2id,
-                              "Tokenizing the augmentation text")
-            extra = with_teacher_columns(without_labels(extra), soft["augmentation"],
-                                         teacher_firsts.get("augmentation"))
-            train = datasets.concatenate_datasets([train, extra.cast(train.features)])
+    encoded, student_collator = student_datasets(splits, augmentation, soft, teacher_firsts, task, student.config,
+                                                 student_tokenizer, student_length, label2id)
     collator = DistillationCollator(student_collator, len(labels), getattr(student_tokenizer, "padding_side", "right"))
     if task == "sequence_labeling":
-        metric_name = labeling.choose_metric(labels, data_args.metric)
-        compute_metrics = labeling.make_compute_metrics(labels, metric_name)
+        compute_metrics = labeling.make_compute_metrics(labels, labeling.choose_metric(labels, data_args.metric))
     else:
         compute_metrics = classification.make_compute_metrics(len(labels))
 
-    trainer = DistillationRecipeTrainer(
-        model=student, args=training_args, train_dataset=train, eval_dataset=encoded.get("validation"),
-        processing_class=student_tokenizer, data_collator=collator, compute_metrics=compute_metrics,
-        callbacks=callbacks, temperature=distill_args.temperature, alpha_soft=distill_args.alpha_soft)
-    trainer.card_info = {
-        "base_model": plan.path or teacher_path, "model_type": student.config.model_type, "task": task,
-        "auto_class": auto_class.__name__, **card_data(splits, data_args),
-        "settings": {"teacher": teacher_path, "student": spec, "temperature": distill_args.temperature,
-                     "alpha_soft": distill_args.alpha_soft, "augmentation_file": distill_args.augmentation_file,
-                     "augmentation_examples": 0 if augmentation is None else len(augmentation),
-                     "max_seq_length": student_length, "labels": " ".join(labels)}}
-    results = train_evaluate_predict(trainer, training_args, model_args, train, encoded.get("validation"),
-                                     encoded.get("test"), lambda trainer, test: trainer.predict(
-                                         test, metric_key_prefix="predict").metrics)
+    augmentation_examples = 0 if augmentation is None else len(augmentation)
+    card = training.card_info(
+        task, model_args, data_args, student.config, splits, auto_class, teacher=teacher_path, student=spec,
+        temperature=distill_args.temperature, alpha_soft=distill_args.alpha_soft,
+        augmentation_file=distill_args.augmentation_file, augmentation_examples=augmentation_examples,
+        max_seq_length=student_length, labels=" ".join(labels))
+    card["base_model"] = plan.path or teacher_path
+    trainer = training.make_trainer(
+        DistillationRecipeTrainer, student, student_tokenizer, training_args, encoded, collator, card,
+        compute_metrics=compute_metrics, callbacks=callbacks, temperature=distill_args.temperature,
+        alpha_soft=distill_args.alpha_soft)
+    results = training.train_evaluate_predict(trainer, encoded, lambda trainer, test: training.predict(
+        trainer, test).metrics)
 
     summary = {"teacher": teacher_path, "student": spec, "task": task, "temperature": distill_args.temperature,
                "alpha_soft": distill_args.alpha_soft, "teacher_parameters": teacher_parameters,
-               "student_parameters": count_parameters(student),
-               "augmentation_examples": 0 if augmentation is None else len(augmentation)}
+               "student_parameters": count_parameters(student), "augmentation_examples": augmentation_examples}
     if plan.kind == "layers":
         summary["teacher_layers_kept"] = spaced_layers(teacher_config.num_hidden_layers, plan.num_layers)
     if "validation" in soft and training_args.do_eval:
-        # The teacher scored by the same metric on the same examples, at the student's labelled positions.
-        validation = encoded["validation"]
-        teacher_logits = teacher_on_student_positions(validation, soft["validation"], teacher_firsts.get("validation"),
-                                                      len(labels))
-        gold = pad_labels(validation["labels"]) if task == "sequence_labeling" else np.asarray(validation["labels"])
-        teacher_scores = compute_metrics(_Prediction(teacher_logits, gold))
-        summary["teacher_eval"] = teacher_scores
-        summary["student_eval"] = {k.removeprefix("eval_"): v for k, v in results.items() if k.startswith("eval_")}
-        key = "f1" if task == "sequence_labeling" and "precision" in teacher_scores else "accuracy"
-        summary["metric"] = key
-        summary["kept"] = summary["student_eval"][key] / teacher_scores[key] if teacher_scores[key] else None
-        results["eval_teacher_" + key] = teacher_scores[key]
+        add_teacher_eval(summary, results, encoded["validation"], soft["validation"], teacher_firsts.get("validation"),
+                         labels, task, compute_metrics)
     if trainer.is_world_process_zero():
         with open(os.path.join(training_args.output_dir, "distillation.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
     return results
+
+
+def add_teacher_eval(summary, results, validation, logits, teacher_firsts, labels, task, compute_metrics) -> None:
+    """The teacher scored by the same metric on the same examples, at the student's labelled positions, next to the
+    student's score and the share of it the student kept (``summary``; ``results`` gets ``eval_teacher_<metric>``)."""
+    teacher_logits = teacher_on_student_positions(validation, logits, teacher_firsts, len(labels))
+    gold = pad_labels(validation["labels"]) if task == "sequence_labeling" else np.asarray(validation["labels"])
+    teacher_scores = compute_metrics(_Prediction(teacher_logits, gold))
+    summary["teacher_eval"] = teacher_scores
+    summary["student_eval"] = {k.removeprefix("eval_"): v for k, v in results.items() if k.startswith("eval_")}
+    key = "f1" if task == "sequence_labeling" and "precision" in teacher_scores else "accuracy"
+    summary["metric"] = key
+    summary["kept"] = summary["student_eval"][key] / teacher_scores[key] if teacher_scores[key] else None
+    results["eval_teacher_" + key] = teacher_scores[key]
 
 
 @dataclass

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding, HfArgumentParser, Trainer
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
 
-from ..data import DataCollatorForGPTTasks
+from ..tasks import arguments
 from ..tasks.arguments import DataTrainingArguments, ModelArguments
-from ..tasks.classification import encode_batch, encode_gpt, make_compute_metrics, uses_gpt_transformations
+from ..tasks.classification import encoding_for, make_compute_metrics
 from ..tasks.data import load_splits
-from ..tasks.training import load_config, load_tokenizer, sequence_length_limit, setup_logging
+from ..tasks.training import encode_splits, load_config, load_tokenizer, sequence_length_limit, setup_logging
 from .pruning import head_importance, pruning_curve, random_importance
 
 logger = logging.getLogger(__name__)
@@ -43,10 +43,9 @@ class PruningArguments:
 
 
 def parse_arguments(argv=None):
-    from transformers import TrainingArguments
-
-    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, TrainingArguments, PruningArguments))
-    return parser.parse_args_into_dataclasses(args=argv)
+    """(ModelArguments, DataTrainingArguments, TrainingArguments, PruningArguments), as the task recipes parse."""
+    return arguments.parse_arguments(argv, dataclass_types=(ModelArguments, DataTrainingArguments, TrainingArguments,
+                                                            PruningArguments))
 
 
 def check(pruning_args: PruningArguments, config) -> None:
@@ -66,14 +65,10 @@ def encode(splits, tokenizer, config, data_args, pairs):
     unknown = sorted({label for split in splits.values() for label in split.dataset["label"]} - set(label2id))
     if unknown:
         raise ValueError(f"labels {unknown} are not among the fine-tuned model's {sorted(label2id)}")
-    gpt = uses_gpt_transformations(config)
     max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
-    encoded = {name: split.dataset.map((encode_gpt if gpt else encode_batch), batched=True,
-                                       remove_columns=split.dataset.column_names,
-                                       fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
-                                                      pairs=pairs))
-               for name, split in splits.items()}
-    collator = DataCollatorForGPTTasks(tokenizer.pad_token_id) if gpt else DataCollatorWithPadding(tokenizer)
+    function, collator = encoding_for(config, tokenizer)
+    encoded = encode_splits(splits, function, dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
+                                                   pairs=pairs), data_args)
     return encoded, collator
 
 

@@ -41,11 +41,11 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     ``data["validation"]``.
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
     import torch
-    from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
+    from .. import tasks
     from ..registry import family_classes
-    from ..tasks import classification, generation, intent_and_slots, labeling, question_answering
     from ..tasks.arguments import DataTrainingArguments, ModelArguments
+    from ..tasks.question_answering import QuestionAnsweringArguments
 
     spec, state = TASKS[task], process_state()
     base = pretrained
@@ -67,7 +67,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
                        else None))
     mixed_precision = args.mixed_precision or scale.mixed_precision
     generating = spec.kind == "generation"
-    arguments_class = Seq2SeqTrainingArguments if generating else TrainingArguments
+    recipe = tasks.TASKS[spec.kind]  # the recipe behind recipes/<kind>.py
+    arguments_class = recipe.arguments[-1]  # TrainingArguments, or Seq2SeqTrainingArguments for generation
     output_dir = folder / "model"
     epochs, every = schedule_for(data["train"], scale, args)
     training_args = arguments_class(
@@ -83,25 +84,17 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         # Without a GPU, Trainer takes bf16 only when told it runs on the CPU (the larger scales ask for bf16).
         use_cpu=mixed_precision != "no" and not torch.cuda.is_available(),
         **({"predict_with_generate": True} if generating else {}))
-    callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
-    if spec.kind == "sequence_labeling":
-        metrics = labeling.run(model_args, data_args, training_args, callbacks=callbacks)
-    elif generating:
-        metrics = generation.run(model_args, data_args, training_args, callbacks=callbacks)
-    elif spec.kind == "question_answering":
+    given = {ModelArguments: model_args, DataTrainingArguments: data_args, arguments_class: training_args}
+    if spec.kind == "question_answering":
         from .data import read_task_file
 
         # SQuAD 2.0 when some training question has no answer (the embedded sample: a third), so that the empty
         # answer can win; the shortcut checks are the QA recipe's own report, not the lineage's.
         unanswerable = any(not answer["text"] for answer in read_task_file(task, data["train"])["answers"])
-        qa_args = question_answering.QuestionAnsweringArguments(version_2_with_negative=unanswerable,
-                                                                shortcut_checks=False)
-        metrics = question_answering.run(model_args, data_args, qa_args, training_args, callbacks=callbacks)
-    elif spec.kind == "intent_and_slots":
-        metrics = intent_and_slots.run(model_args, data_args, training_args, callbacks=callbacks)
-    else:
-        metrics = classification.run(model_args, data_args, training_args, pairs=spec.kind == "sentence_pairs",
-                                     callbacks=callbacks)
+        given[QuestionAnsweringArguments] = QuestionAnsweringArguments(version_2_with_negative=unanswerable,
+                                                                       shortcut_checks=False)
+    callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
+    metrics = recipe.run(*(given[arguments] for arguments in recipe.arguments), callbacks=callbacks)
     state.wait_for_everyone()
     history = json.loads((output_dir / "trainer_state.json").read_text())
     dev_key = f"eval_{training_args.metric_for_best_model}"

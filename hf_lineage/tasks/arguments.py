@@ -155,9 +155,10 @@ class DataTrainingArguments:
             raise ValueError("Give both --source_lang and --target_lang, or neither")
 
 
-def parse_arguments(argv=None, training_arguments_class=TrainingArguments):
+def parse_arguments(argv=None, training_arguments_class=TrainingArguments, dataclass_types=None):
     """(ModelArguments, DataTrainingArguments, training arguments) from ``argv`` (default ``sys.argv[1:]``), or from
-    a single ``.json`` file argument as transformers' examples accept.
+    a single ``.json`` file argument as transformers' examples accept; ``dataclass_types`` parses other dataclasses
+    instead (a task's own, as ``hf_lineage.tasks.TASKS`` lists them).
 
     A bare ``--freeze_base`` means ``--freeze_base true``. Example::
 
@@ -165,7 +166,7 @@ def parse_arguments(argv=None, training_arguments_class=TrainingArguments):
         ...     ["--model_name_or_path", "out/bert", "--train_file", "train.tsv", "--output_dir", "ft", "--do_train"])
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, training_arguments_class))
+    parser = HfArgumentParser(dataclass_types or (ModelArguments, DataTrainingArguments, training_arguments_class))
     if len(argv) == 1 and argv[0].endswith(".json"):
         return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
     for i, arg in enumerate(argv):

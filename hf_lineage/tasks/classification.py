@@ -38,31 +38,14 @@ import os
 import re
 
 import numpy as np
-from transformers import (
-    AutoModelForSequenceClassification,
-    DataCollatorWithPadding,
-    Trainer,
-    TrainingArguments,
-    set_seed,
-)
+from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding, Trainer, TrainingArguments
 
 from .. import metrics as lineage_metrics
-from ..data.gpt_tasks import DataCollatorForGPTTasks, add_gpt_task_tokens, set_gpt_task_template
-from .arguments import check_actions, parse_arguments
+from ..data.gpt_tasks import DataCollatorForGPTTasks, task_token_ids
+from . import training
+from .arguments import parse_arguments
 from .data import Split, build_label_maps, load_splits
-from .training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    freeze_overrides,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    sequence_length_limit,
-    setup_logging,
-    train_evaluate_predict,
-)
+from .training import RecipeTrainerMixin, family_of, logits_of
 
 logger = logging.getLogger(__name__)
 
@@ -126,12 +109,19 @@ def encode_gpt(examples, tokenizer, label2id, max_length, pairs):
     return encoding
 
 
+def encoding_for(config, tokenizer):
+    """(the function that encodes a batch, the collator) for ``config``'s family: GPT's input transformation, or
+    plain tokenizing. The distillation and head-pruning recipes encode with it too."""
+    if uses_gpt_transformations(config):
+        return encode_gpt, DataCollatorForGPTTasks(tokenizer.pad_token_id)
+    return encode_batch, DataCollatorWithPadding(tokenizer)
+
+
 def make_compute_metrics(num_labels: int):
     accuracy, f1 = lineage_metrics.load("accuracy"), lineage_metrics.load("f1")
 
     def compute_metrics(prediction):
-        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
-        predicted = np.asarray(logits).argmax(-1)
+        predicted = np.asarray(logits_of(prediction.predictions)).argmax(-1)
         gold = prediction.label_ids
         scores = accuracy.compute(predictions=predicted, references=gold)
         scores["macro_f1"] = f1.compute(predictions=predicted, references=gold, average="macro",
@@ -157,10 +147,7 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
     """The recipe on parsed arguments (``ModelArguments``, ``DataTrainingArguments``, ``TrainingArguments``);
     ``callbacks`` are extra ``TrainerCallback``s."""
     task = "sentence_pairs" if pairs else "classification"
-    check_actions(training_args)
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-
+    training.start(training_args)
     # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     if data_args.partial_input and not pairs:
         raise ValueError("--partial_input keeps one sentence of each pair: it is for sentence pairs "
@@ -169,72 +156,43 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
     if data_args.partial_input:
         splits = {name: one_sentence_of_each_pair(split, data_args.partial_input) for name, split in splits.items()}
         pairs = False  # from here on, single sentences
-    config = load_config(model_args)
-    path = model_args.model_name_or_path
-    require_auto_class(config, AutoModelForSequenceClassification, task, path)
+    config = training.checked_config(model_args, AutoModelForSequenceClassification, task)
     labels, label2id = build_label_maps(splits, "label", config)
     if len(labels) < 2:
         raise ValueError(f"{splits['train'].source}: only one label ({labels[0]!r}) in the training data; "
                          "classification needs at least two")
-    freeze = freeze_overrides(config, model_args.freeze_base)
-    config = load_config(model_args, id2label=dict(enumerate(labels)), label2id=label2id, **freeze,
-                         **pair_encoding_override(config, data_args.pair_encoding if pairs else None))
-    tokenizer = load_tokenizer(model_args)
-    model = AutoModelForSequenceClassification.from_pretrained(path, config=config, **model_args.hub_kwargs())
+    config = training.task_config(model_args, config, id2label=dict(enumerate(labels)), label2id=label2id,
+                                  **pair_encoding_override(config, data_args.pair_encoding if pairs else None))
     gpt = uses_gpt_transformations(config)
+    model, tokenizer = training.load_model(model_args, AutoModelForSequenceClassification, config,
+                                           gpt_task_tokens=gpt)
     pair_task = (data_args.pair_task or default_pair_task(data_args)) if pairs else None
     if gpt:
-        task_ids = add_gpt_task_tokens(tokenizer, model)  # <s> $ <e>: new embedding rows, learned in fine-tuning
-        set_gpt_task_template(tokenizer)  # saved with the model: pipelines then read input as it was fine-tuned
-        model.config.delimiter_token_id = task_ids["delimiter"]
+        model.config.delimiter_token_id = task_token_ids(tokenizer)["delimiter"]
         model.config.pair_task = pair_task  # "similarity": the model reads each pair in both orders
-    if not freeze:
-        freeze_base_model(model, model_args.freeze_base)
-    max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
-    logger.info("%s (%s) for %s with %d labels%s", path, family_of(config), task, len(labels),
-                f", GPT {pair_task} transformation" if gpt and pairs else "")
+    max_length = training.sequence_length_limit(data_args.max_seq_length, tokenizer, config)
+    logger.info("%s (%s) for %s with %d labels%s", model_args.model_name_or_path, family_of(config), task,
+                len(labels), f", GPT {pair_task} transformation" if gpt and pairs else "")
 
-    encoded = {}
-    for name, split in splits.items():
-        if gpt:
-            encoded[name] = split.dataset.map(
-                encode_gpt, batched=True, remove_columns=split.dataset.column_names,
-                num_proc=data_args.preprocessing_num_workers, desc=f"GPT input transformation of {name}",
-                fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length, pairs=pairs))
-        else:
-            encoded[name] = split.dataset.map(
-                encode_batch, batched=True, remove_columns=split.dataset.column_names,
-                num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
-                fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length, pairs=pairs))
-    collator = DataCollatorForGPTTasks(tokenizer.pad_token_id) if gpt else DataCollatorWithPadding(tokenizer)
-
-    trainer = ClassificationTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=encoded.get("train"),
-        eval_dataset=encoded.get("validation"),
-        processing_class=tokenizer,
-        data_collator=collator,
-        compute_metrics=make_compute_metrics(len(labels)),
-        callbacks=callbacks,
-    )
+    encode, collator = encoding_for(config, tokenizer)
+    encoded = training.encode_splits(splits, encode, dict(tokenizer=tokenizer, label2id=label2id,
+                                                          max_length=max_length, pairs=pairs),
+                                     data_args, "GPT input transformation of" if gpt else "Tokenizing")
     settings = {"max_seq_length": max_length, "freeze_base": model_args.freeze_base, "labels": " ".join(labels)}
     if data_args.partial_input:
         settings["partial_input"] = f"{data_args.partial_input} sentence of each pair only"
     if gpt and pairs:
         settings["pair_task"] = pair_task
-    trainer.card_info = {"base_model": path, "model_type": config.model_type, "task": task,
-                         "auto_class": "AutoModelForSequenceClassification", **card_data(splits, data_args),
-                         "settings": settings}
+    card = training.card_info(task, model_args, data_args, config, splits, AutoModelForSequenceClassification,
+                              **settings)
+    trainer = training.make_trainer(ClassificationTrainer, model, tokenizer, training_args, encoded, collator, card,
+                                    compute_metrics=make_compute_metrics(len(labels)), callbacks=callbacks)
 
     def write_predictions(trainer, test_dataset):
         test = splits["test"].dataset
         has_gold = "label" in test.column_names
-        if not has_gold:
-            trainer.compute_metrics = None  # nothing to score against
-        output = trainer.predict(test_dataset, metric_key_prefix="predict")
-        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
-        predicted = np.asarray(logits).argmax(-1)
+        output = training.predict(trainer, test_dataset, scored=has_gold)
+        predicted = np.asarray(logits_of(output.predictions)).argmax(-1)
         if trainer.is_world_process_zero():
             text_columns = ["sentence1", "sentence2"] if pairs else ["sentence"]
             with open(os.path.join(training_args.output_dir, "predictions.tsv"), "w", encoding="utf-8",
@@ -246,5 +204,9 @@ def run(model_args, data_args, training_args, pairs: bool = False, callbacks=Non
                     writer.writerow([i, *(row[c] for c in text_columns), gold, labels[int(predicted[i])]])
         return output.metrics
 
-    return train_evaluate_predict(trainer, training_args, model_args, encoded.get("train"),
-                                  encoded.get("validation"), encoded.get("test"), write_predictions)
+    return training.train_evaluate_predict(trainer, encoded, write_predictions)
+
+
+def run_pairs(model_args, data_args, training_args, callbacks=None) -> dict:
+    """``run`` for sentence pairs (``recipes/sentence_pairs.py``)."""
+    return run(model_args, data_args, training_args, pairs=True, callbacks=callbacks)

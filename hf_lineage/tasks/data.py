@@ -124,41 +124,48 @@ def standardize(dataset: datasets.Dataset, task: str, data_args: DataTrainingArg
     return datasets.Dataset.from_dict(columns)
 
 
+def wanted_splits(data_args: DataTrainingArguments, training_args) -> list[tuple]:
+    """(split, file, --max_*_samples, flag, file option) of each split the run needs: ``train`` for --do_train,
+    ``validation`` for --do_eval, ``test`` for --do_predict."""
+    return [(split, file, limit, flag, option) for split, needed, file, limit, flag, option in (
+        ("train", training_args.do_train, data_args.train_file, data_args.max_train_samples, "--do_train",
+         "--train_file"),
+        ("validation", training_args.do_eval, data_args.validation_file, data_args.max_eval_samples, "--do_eval",
+         "--validation_file"),
+        ("test", training_args.do_predict, data_args.test_file, data_args.max_predict_samples, "--do_predict",
+         "--test_file"),
+    ) if needed]
+
+
+def hub_split(hub, split: str, data_args: DataTrainingArguments, flag: str, option: str):
+    """(source, dataset) of ``split`` of the Hub dataset ``hub`` (``--dataset_name``), or why the run has no data."""
+    if hub is None:
+        raise ValueError(f"{flag} needs {option} or --dataset_name")
+    if split not in hub:
+        raise ValueError(f"{flag}: the dataset {data_args.dataset_name!r} has no {split!r} split "
+                         f"(it has {list(hub)}); pass {option}")
+    return "/".join(filter(None, [data_args.dataset_name, data_args.dataset_config_name])) + f" {split}", hub[split]
+
+
 def load_splits(task: str, data_args: DataTrainingArguments, training_args) -> dict[str, Split]:
-    """The splits the run needs (``train`` for --do_train, ``validation`` for --do_eval, ``test`` for --do_predict),
-    read, standardized and cut to ``--max_*_samples``."""
-    wanted = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
-    files = {"train": data_args.train_file, "validation": data_args.validation_file, "test": data_args.test_file}
-    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
-              "test": data_args.max_predict_samples}
+    """The splits the run needs (``wanted_splits``), read, standardized and cut to ``--max_*_samples``."""
     hub = None
     if data_args.dataset_name is not None:
         hub = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
     splits = {}
-    for split, needed in wanted.items():
-        if not needed:
-            continue
-        flag = {"train": "--do_train", "validation": "--do_eval", "test": "--do_predict"}[split]
-        option = {"train": "--train_file", "validation": "--validation_file", "test": "--test_file"}[split]
-        if files[split] is not None:
-            source = files[split]
-            dataset = read_data_file(source, task, data_args)
-        elif hub is not None:
-            source = "/".join(filter(None, [data_args.dataset_name, data_args.dataset_config_name])) + f" {split}"
-            if split not in hub:
-                raise ValueError(f"{flag}: the dataset {data_args.dataset_name!r} has no {split!r} split "
-                                 f"(it has {list(hub)}); pass {option}")
-            dataset = hub[split]
+    for split, file, limit, flag, option in wanted_splits(data_args, training_args):
+        if file is not None:
+            source, dataset = file, read_data_file(file, task, data_args)
         else:
-            raise ValueError(f"{flag} needs {option} or --dataset_name")
+            source, dataset = hub_split(hub, split, data_args, flag, option)
         dataset = standardize(dataset, task, data_args, source)
-        if limits[split] is not None and task == "generation" and split != "train":
+        if limit is not None and task == "generation" and split != "train":
             # Generation is scored per distinct input against all its references (an E2E MR has several rows):
             # keep every row of the first N inputs, not the first N rows.
-            kept = set(list(dict.fromkeys(dataset["source"]))[:limits[split]])
+            kept = set(list(dict.fromkeys(dataset["source"]))[:limit])
             dataset = dataset.select([i for i, s in enumerate(dataset["source"]) if s in kept])
-        elif limits[split] is not None:
-            dataset = dataset.select(range(min(limits[split], len(dataset))))
+        elif limit is not None:
+            dataset = dataset.select(range(min(limit, len(dataset))))
         if len(dataset) == 0:
             raise DataFormatError(source, None, "no examples")
         splits[split] = Split(dataset, source)

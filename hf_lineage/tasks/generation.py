@@ -54,24 +54,14 @@ from transformers import (
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     Trainer,
-    set_seed,
 )
 
 from .. import metrics as lineage_metrics
 from ..objectives import generation_config_for
-from .arguments import check_actions, parse_arguments
-from .data import load_splits
-from .training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    setup_logging,
-    train_evaluate_predict,
-)
+from . import training
+from .arguments import parse_arguments
+from .data import Split, load_splits
+from .training import RecipeTrainerMixin, family_of, load_config, load_tokenizer, logits_of, require_auto_class
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +193,7 @@ def make_compute_metrics(tokenizer, references):
     padded = [list(r) + [r[0]] * (most - len(r)) for r in references]
 
     def compute_metrics(prediction):
-        ids = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        ids = logits_of(prediction.predictions)
         texts = decode(tokenizer, ids)
         scores = {"bleu": bleu.compute(predictions=texts, references=padded)["score"]}
         scores.update(rouge.compute(predictions=texts, references=references))
@@ -318,75 +308,78 @@ def main(argv=None) -> dict:
     return run(*parse_arguments(argv, Seq2SeqTrainingArguments))
 
 
+def special_ids_and_lengths(model, kind, tokenizer, decoder_tokenizer, max_source, max_target):
+    """(the decoder's special ids, set in the model's config for an encoder-decoder; the source and target lengths,
+    cut to what the model's positions hold). A causal LM's tokenizer is made to end every text with eos
+    (``set_prompt_template``)."""
+    if kind == "encoder-decoder":
+        special = decoder_special_ids(decoder_tokenizer)
+        for key, value in special.items():
+            setattr(model.config, key, value)
+        max_source = min(max_source, getattr(model.config.encoder, "max_position_embeddings", max_source))
+        max_target = min(max_target, getattr(model.config.decoder, "max_position_embeddings", max_target + 1) - 1)
+        return special, max_source, max_target
+    special = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
+               "pad_token_id": tokenizer.pad_token_id}
+    context = getattr(model.config, "max_position_embeddings", None)
+    if context is not None:
+        # prompt (source + separator) + target + eos must fit the context.
+        max_target = min(max_target, context // 2)
+        max_source = min(max_source, context - max_target - 1)
+    if tokenizer.is_fast or hasattr(tokenizer, "mark_sentence_start"):  # (ELMo's is a Python tokenizer)
+        set_prompt_template(tokenizer)
+    return special, max_source, max_target
+
+
+def grouped_splits(splits: dict[str, Split]) -> tuple[dict[str, Split], dict[str, list]]:
+    """The splits with each evaluated source once, its first reference as target; and per evaluated split the
+    references of every source (``group_references``). Training keeps every row."""
+    grouped, references = {}, {}
+    for name, split in splits.items():
+        if name == "train":
+            grouped[name] = split
+            continue
+        sources, references[name] = group_references(split.dataset)
+        first_target = [refs[0] for refs in references[name]] if references[name] else None
+        columns = {"source": sources, **({"target": first_target} if first_target else {})}
+        grouped[name] = Split(split.dataset.from_dict(columns), split.source)
+    return grouped, references
+
+
 def run(model_args, data_args, training_args, callbacks=None) -> dict:
     """The recipe on parsed arguments (``ModelArguments``, ``DataTrainingArguments``, ``Seq2SeqTrainingArguments``);
     ``callbacks`` are extra ``TrainerCallback``s."""
-    check_actions(training_args)
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-
+    training.start(training_args)
     # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     splits = load_splits(TASK, data_args, training_args)
     if "train" in splits and "target" not in splits["train"].dataset.column_names:
         raise ValueError(f"{splits['train'].source}: the training data has no targets")
     config = load_config(model_args)
-    path = model_args.model_name_or_path
     model, tokenizer, decoder_tokenizer, kind = load_generation_model(model_args, config)
-    freeze_base_model(model, model_args.freeze_base)
-    max_source, max_target = data_args.max_source_length, data_args.max_target_length
-
-    if kind == "encoder-decoder":
-        special = decoder_special_ids(decoder_tokenizer)
-        for key, value in special.items():
-            setattr(model.config, key, value)
-        end_id = special["eos_token_id"]
-        max_source = min(max_source, getattr(model.config.encoder, "max_position_embeddings", max_source))
-        max_target = min(max_target, getattr(model.config.decoder, "max_position_embeddings", max_target + 1) - 1)
-    else:
-        special = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
-                   "pad_token_id": tokenizer.pad_token_id}
-        context = getattr(model.config, "max_position_embeddings", None)
-        if context is not None:
-            # prompt (source + separator) + target + eos must fit the context.
-            max_target = min(max_target, context // 2)
-            max_source = min(max_source, context - max_target - 1)
-        if tokenizer.is_fast or hasattr(tokenizer, "mark_sentence_start"):  # (ELMo's is a Python tokenizer)
-            set_prompt_template(tokenizer)
+    training.freeze_base_model(model, model_args.freeze_base)
+    special, max_source, max_target = special_ids_and_lengths(model, kind, tokenizer, decoder_tokenizer,
+                                                              data_args.max_source_length, data_args.max_target_length)
     # Neither the unknown-word token nor padding is ever generated: with a word-level vocabulary (NNLM, word2vec,
     # ELMo's softmax) <unk> is often the likeliest next token (every out-of-vocabulary name maps to it).
     model.generation_config = generation_config_for(
         decoder_tokenizer, special, max_new_tokens=max_target, num_beams=training_args.generation_num_beams or 1,
         do_sample=False)
-    logger.info("%s (%s) as %s for generation", path, family_of(config), kind)
+    logger.info("%s (%s) as %s for generation", model_args.model_name_or_path, family_of(config), kind)
 
-    encoded, references = {}, {}
-    for name, split in splits.items():
-        dataset = split.dataset
-        if name != "train":
-            sources, references[name] = group_references(dataset)
-            first_target = [refs[0] for refs in references[name]] if references[name] else None
-            columns = {"source": sources, **({"target": first_target} if first_target else {})}
-            dataset = dataset.from_dict(columns)
-        if kind == "encoder-decoder":
-            encoded[name] = dataset.map(
-                encode_encoder_decoder, batched=True, remove_columns=dataset.column_names,
-                num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
-                fn_kwargs=dict(tokenizer=tokenizer, decoder_tokenizer=decoder_tokenizer, end_id=end_id,
-                               max_source=max_source, max_target=max_target))
-        else:
-            encoded[name] = dataset.map(
-                encode_causal, batched=True, remove_columns=dataset.column_names,
-                num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
-                fn_kwargs=dict(tokenizer=tokenizer, max_source=max_source, max_target=max_target,
-                               with_prompt=name != "train"))
-
+    grouped, references = grouped_splits(splits)
     if kind == "encoder-decoder":
+        encoded = training.encode_splits(grouped, encode_encoder_decoder, dict(
+            tokenizer=tokenizer, decoder_tokenizer=decoder_tokenizer, end_id=special["eos_token_id"],
+            max_source=max_source, max_target=max_target), data_args)
         # No model: EncoderDecoderModel makes decoder_input_ids from the labels itself (and warns when given them).
-        collator = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)
-        trainer_class = GenerationTrainer
+        collator, trainer_class = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100), GenerationTrainer
     else:
-        collator = DataCollatorForCausalGeneration(tokenizer.pad_token_id)
-        trainer_class = CausalLMGenerationTrainer
+        encoded = {}
+        for name, split in grouped.items():  # the evaluated splits carry the prompts that generation continues
+            encoded |= training.encode_splits({name: split}, encode_causal, dict(
+                tokenizer=tokenizer, max_source=max_source, max_target=max_target, with_prompt=name != "train"),
+                data_args)
+        collator, trainer_class = DataCollatorForCausalGeneration(tokenizer.pad_token_id), CausalLMGenerationTrainer
         # The prompt columns are not arguments of the model's forward: keep them for prediction_step.
         training_args.remove_unused_columns = False
 
@@ -396,39 +389,26 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
             return None
         return make_compute_metrics(decoder_tokenizer, refs)
 
-    trainer = trainer_class(
-        model=model,
-        args=training_args,
-        train_dataset=encoded.get("train"),
-        eval_dataset=encoded.get("validation"),
-        processing_class=tokenizer,
-        data_collator=collator,
-        compute_metrics=metrics_for("validation"),
-        callbacks=callbacks,
-    )
-    trainer.card_info = {
-        "base_model": path + (f" + {model_args.decoder_model_name_or_path}"
-                              if model_args.decoder_model_name_or_path else ""),
-        "model_type": config.model_type, "task": TASK,
-        "auto_class": "AutoModelForSeq2SeqLM" if kind == "encoder-decoder" else "AutoModelForCausalLM",
-        **card_data(splits, data_args),
-        "settings": {"model": kind, "max_source_length": max_source, "max_target_length": max_target,
-                     "num_beams": model.generation_config.num_beams, "freeze_base": model_args.freeze_base},
-    }
+    card = training.card_info(
+        TASK, model_args, data_args, config, splits, "AutoModelForSeq2SeqLM" if kind == "encoder-decoder"
+        else "AutoModelForCausalLM", model=kind, max_source_length=max_source, max_target_length=max_target,
+        num_beams=model.generation_config.num_beams, freeze_base=model_args.freeze_base)
+    if model_args.decoder_model_name_or_path:
+        card["base_model"] += f" + {model_args.decoder_model_name_or_path}"
+    trainer = training.make_trainer(trainer_class, model, tokenizer, training_args, encoded, collator, card,
+                                    compute_metrics=metrics_for("validation"), callbacks=callbacks)
 
     def write_predictions(trainer, test_dataset):
         trainer.compute_metrics = metrics_for("test")
         output = trainer.predict(test_dataset, metric_key_prefix="predict")
         if training_args.predict_with_generate and trainer.is_world_process_zero():
-            ids = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
             with open(os.path.join(training_args.output_dir, "generated_predictions.txt"), "w",
                       encoding="utf-8") as f:
-                f.writelines(" ".join(text.split()) + "\n" for text in decode(decoder_tokenizer, ids))
+                f.writelines(" ".join(text.split()) + "\n"
+                             for text in decode(decoder_tokenizer, logits_of(output.predictions)))
         elif not training_args.predict_with_generate:
             logger.warning("--do_predict without --predict_with_generate: loss only, no generated_predictions.txt")
         return output.metrics
 
     extra_tokenizers = [("decoder_tokenizer", decoder_tokenizer)] if decoder_tokenizer is not tokenizer else []
-    return train_evaluate_predict(trainer, training_args, model_args, encoded.get("train"),
-                                  encoded.get("validation"), encoded.get("test"), write_predictions,
-                                  save_tokenizers=extra_tokenizers)
+    return training.train_evaluate_predict(trainer, encoded, write_predictions, save_tokenizers=extra_tokenizers)

@@ -38,30 +38,18 @@ from collections import Counter
 
 import datasets
 import numpy as np
-from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments, set_seed
+from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments
 
 from .. import metrics as lineage_metrics
 from ..data.readers import DataFormatError, read_intent_and_slots
-from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
 from ..models.modeling_lineage_intent_and_slots import INTENT_AND_SLOTS_LOSS_KEYS
 from ..registry import AutoModelForIntentAndSlots
-from .arguments import check_actions, parse_arguments
+from . import training
+from .arguments import parse_arguments
 from .classification import uses_gpt_transformations
-from .data import Split, _sorted_labels
-from .labeling import reads_left_to_right, tokenize_and_align
-from .training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    freeze_overrides,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    sequence_length_limit,
-    setup_logging,
-    train_evaluate_predict,
-)
+from .data import Split, _sorted_labels, wanted_splits
+from .labeling import reads_left_to_right, tokenize_and_align, word_predictions
+from .training import RecipeTrainerMixin, family_of
 
 logger = logging.getLogger(__name__)
 
@@ -75,27 +63,19 @@ def load_splits(data_args, training_args) -> dict[str, Split]:
     """The splits the run needs (``train`` for --do_train, ``validation`` for --do_eval, ``test`` for
     --do_predict) read from local files, columns ``words``, ``slots``, ``intent`` (the last two may be missing
     from the test data), cut to ``--max_*_samples``."""
-    wanted = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
-    files = {"train": data_args.train_file, "validation": data_args.validation_file, "test": data_args.test_file}
-    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
-              "test": data_args.max_predict_samples}
     if data_args.dataset_name is not None:
         raise ValueError("intent and slots reads local files (a seq.in/seq.out/label folder or .jsonl); "
                          "--dataset_name is not supported")
     splits = {}
-    for split, needed in wanted.items():
-        if not needed:
-            continue
-        if files[split] is None:
-            flag = {"train": "--do_train", "validation": "--do_eval", "test": "--do_predict"}[split]
-            option = {"train": "--train_file", "validation": "--validation_file", "test": "--test_file"}[split]
+    for split, file, limit, flag, option in wanted_splits(data_args, training_args):
+        if file is None:
             raise ValueError(f"{flag} needs {option}")
-        dataset = read_intent_and_slots(files[split])
+        dataset = read_intent_and_slots(file)
         if split != "test" and not {"slots", "intent"} <= set(dataset.column_names):
-            raise DataFormatError(files[split], None, f"the {split} data needs slot tags and intents")
-        if limits[split] is not None:
-            dataset = dataset.select(range(min(limits[split], len(dataset))))
-        splits[split] = Split(dataset, str(files[split]))
+            raise DataFormatError(file, None, f"the {split} data needs slot tags and intents")
+        if limit is not None:
+            dataset = dataset.select(range(min(limit, len(dataset))))
+        splits[split] = Split(dataset, str(file))
     return splits
 
 
@@ -223,23 +203,6 @@ def make_compute_metrics(intents: list[str], tags: list[str]):
     return compute_metrics
 
 
-def word_predictions(slot_logits, first_tokens, tags, fallback="O") -> tuple[list[list[str]], int]:
-    """Each utterance's predicted tag per word, read at the word's labelled token (``fallback`` for a word that was
-    cut off); and how many words fell back."""
-    best = np.asarray(slot_logits).argmax(-1)
-    out, missing = [], 0
-    for row, positions in zip(best, first_tokens):
-        words = []
-        for position in positions:
-            if 0 <= position < len(row):
-                words.append(tags[int(row[position])])
-            else:
-                words.append(fallback)
-                missing += 1
-        out.append(words)
-    return out, missing
-
-
 def majority_baselines(train: datasets.Dataset, evaluation: datasets.Dataset) -> dict[str, float]:
     """The scores of two trivial predictors learned from ``train``: every utterance gets the most frequent intent,
     and every word the tag it had most often in training (``O`` for a word never seen) — the floor a model must
@@ -265,66 +228,37 @@ def main(argv=None) -> dict:
 
 def run(model_args, data_args, training_args, callbacks=None) -> dict:
     """The recipe on parsed arguments (``ModelArguments``, ``DataTrainingArguments``, ``TrainingArguments``)."""
-    check_actions(training_args)
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-
+    training.start(training_args)
     # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     splits = load_splits(data_args, training_args)
-    config = load_config(model_args)
-    path = model_args.model_name_or_path
-    require_auto_class(config, AutoModelForIntentAndSlots, TASK, path)
+    config = training.checked_config(model_args, AutoModelForIntentAndSlots, TASK)
     intents, tags = label_maps(splits, config)
     if len(intents) < 2 and "train" in splits:
         raise ValueError(f"{splits['train'].source}: only one intent ({intents[0]!r}) in the training data")
-    freeze = freeze_overrides(config, model_args.freeze_base)
-    config = load_config(model_args, id2label=dict(enumerate(tags)), label2id={t: i for i, t in enumerate(tags)},
-                         **freeze)
-    config.intent_labels = intents  # not a field of a pre-training config: AutoConfig would drop it as a kwarg
-    tokenizer = load_tokenizer(model_args)
-    model = AutoModelForIntentAndSlots.from_pretrained(path, config=config, **model_args.hub_kwargs())
-    if uses_gpt_transformations(config):
-        add_gpt_task_tokens(tokenizer, model)  # <s> $ <e>: new embedding rows, learned in fine-tuning
-        set_gpt_task_template(tokenizer)  # <s> words <e>: the intent is read at <e>
-    if not freeze:
-        freeze_base_model(model, model_args.freeze_base)
-    max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
     slot2id, intent2id = {t: i for i, t in enumerate(tags)}, {n: i for i, n in enumerate(intents)}
-    logger.info("%s (%s) for %s: %d intents, %d slot tags", path, family_of(config), TASK, len(intents), len(tags))
+    config = training.task_config(model_args, config, id2label=dict(enumerate(tags)), label2id=slot2id)
+    config.intent_labels = intents  # not a field of a pre-training config: AutoConfig would drop it as a kwarg
+    # GPT reads <s> words <e>: the intent is read at <e>.
+    model, tokenizer = training.load_model(model_args, AutoModelForIntentAndSlots, config,
+                                           gpt_task_tokens=uses_gpt_transformations(config))
+    max_length = training.sequence_length_limit(data_args.max_seq_length, tokenizer, config)
+    logger.info("%s (%s) for %s: %d intents, %d slot tags", model_args.model_name_or_path, family_of(config), TASK,
+                len(intents), len(tags))
 
-    encoded = {
-        name: split.dataset.map(
-            encode, batched=True, remove_columns=split.dataset.column_names,
-            fn_kwargs=dict(tokenizer=tokenizer, slot2id=slot2id, intent2id=intent2id, max_length=max_length,
-                           last_token=reads_left_to_right(config)),
-            num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
-        )
-        for name, split in splits.items()
-    }
-
-    trainer = IntentAndSlotsTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=encoded.get("train"),
-        eval_dataset=encoded.get("validation"),
-        processing_class=tokenizer,
-        data_collator=DataCollatorForIntentAndSlots(tokenizer),
-        compute_metrics=make_compute_metrics(intents, tags),
-        callbacks=callbacks,
-    )
-    trainer.card_info = {
-        "base_model": path, "model_type": config.model_type, "task": TASK,
-        "auto_class": "AutoModelForIntentAndSlots", **card_data(splits, data_args),
-        "settings": {"max_seq_length": max_length, "freeze_base": model_args.freeze_base,
-                     "intents": " ".join(intents), "slot_tags": " ".join(tags)},
-    }
+    encoded = training.encode_splits(splits, encode, dict(
+        tokenizer=tokenizer, slot2id=slot2id, intent2id=intent2id, max_length=max_length,
+        last_token=reads_left_to_right(config)), data_args)
+    card = training.card_info(TASK, model_args, data_args, config, splits, "AutoModelForIntentAndSlots",
+                              max_seq_length=max_length, freeze_base=model_args.freeze_base,
+                              intents=" ".join(intents), slot_tags=" ".join(tags))
+    trainer = training.make_trainer(IntentAndSlotsTrainer, model, tokenizer, training_args, encoded,
+                                    DataCollatorForIntentAndSlots(tokenizer), card,
+                                    compute_metrics=make_compute_metrics(intents, tags), callbacks=callbacks)
 
     def write_predictions(trainer, test_dataset):
         test = splits["test"].dataset
         has_gold = {"slots", "intent"} <= set(test.column_names)
-        if not has_gold:
-            trainer.compute_metrics = None  # nothing to score against
-        output = trainer.predict(test_dataset, metric_key_prefix="predict")
+        output = training.predict(trainer, test_dataset, scored=has_gold)
         intent_logits, slot_logits, _, _ = _split_outputs(output.predictions)
         predicted, missing = word_predictions(slot_logits, test_dataset["first_tokens"], tags,
                                               "O" if "O" in slot2id else tags[0])
@@ -337,5 +271,4 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
                     f.write(json.dumps(record, ensure_ascii=False) + "\n")
         return {**output.metrics, "predict_words_truncated": missing}
 
-    return train_evaluate_predict(trainer, training_args, model_args, encoded.get("train"),
-                                  encoded.get("validation"), encoded.get("test"), write_predictions)
+    return training.train_evaluate_predict(trainer, encoded, write_predictions)

@@ -32,30 +32,13 @@ import re
 
 import numpy as np
 from tokenizers import pre_tokenizers
-from transformers import (
-    AutoModelForTokenClassification,
-    DataCollatorForTokenClassification,
-    Trainer,
-    TrainingArguments,
-    set_seed,
-)
+from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer, TrainingArguments
 
 from .. import metrics as lineage_metrics
-from .arguments import check_actions, parse_arguments
+from . import training
+from .arguments import parse_arguments
 from .data import build_label_maps, load_splits
-from .training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    freeze_overrides,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    sequence_length_limit,
-    setup_logging,
-    train_evaluate_predict,
-)
+from .training import RecipeTrainerMixin, family_of, logits_of
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +119,7 @@ def reads_left_to_right(config) -> bool:
     return family_of(config) in ("gpt", "nnlm")
 
 
-def word_predictions(logits, first_tokens, labels, fallback) -> tuple[list[list[str]], int]:
+def word_predictions(logits, first_tokens, labels, fallback="O") -> tuple[list[list[str]], int]:
     """Per-word predicted tags of every example, read at each word's labelled token; words without one get
     ``fallback``. Returns the tags and how many words fell back."""
     best = np.asarray(logits).argmax(-1)  # (N, T)
@@ -158,8 +141,7 @@ def make_compute_metrics(labels: list[str], metric_name: str):
     accuracy = lineage_metrics.load("accuracy")
 
     def compute_metrics(prediction):
-        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
-        best = np.asarray(logits).argmax(-1)
+        best = np.asarray(logits_of(prediction.predictions)).argmax(-1)
         gold_ids = prediction.label_ids
         predicted, gold = [], []
         for row, row_gold in zip(best, gold_ids):
@@ -190,62 +172,35 @@ def main(argv=None) -> dict:
 def run(model_args, data_args, training_args, callbacks=None) -> dict:
     """The recipe on parsed arguments (``ModelArguments``, ``DataTrainingArguments``, ``TrainingArguments``);
     ``callbacks`` are extra ``TrainerCallback``s."""
-    check_actions(training_args)
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-
+    training.start(training_args)
     # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     splits = load_splits(TASK, data_args, training_args)
-    config = load_config(model_args)
-    path = model_args.model_name_or_path
-    require_auto_class(config, AutoModelForTokenClassification, TASK, path)
+    config = training.checked_config(model_args, AutoModelForTokenClassification, TASK)
     labels, label2id = build_label_maps(splits, "tags", config)
     metric_name = choose_metric(labels, data_args.metric)
-    freeze = freeze_overrides(config, model_args.freeze_base)
-    config = load_config(model_args, id2label=dict(enumerate(labels)), label2id=label2id, **freeze)
-    tokenizer = load_tokenizer(model_args)
-    model = AutoModelForTokenClassification.from_pretrained(path, config=config, **model_args.hub_kwargs())
-    if not freeze:
-        freeze_base_model(model, model_args.freeze_base)
-    max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
-    logger.info("%s (%s) for %s with %d labels, metric %s", path, family_of(config), TASK, len(labels), metric_name)
+    config = training.task_config(model_args, config, id2label=dict(enumerate(labels)), label2id=label2id)
+    model, tokenizer = training.load_model(model_args, AutoModelForTokenClassification, config)
+    max_length = training.sequence_length_limit(data_args.max_seq_length, tokenizer, config)
+    logger.info("%s (%s) for %s with %d labels, metric %s", model_args.model_name_or_path, family_of(config), TASK,
+                len(labels), metric_name)
 
-    encoded = {
-        name: split.dataset.map(
-            tokenize_and_align, batched=True, remove_columns=split.dataset.column_names,
-            fn_kwargs=dict(tokenizer=tokenizer, label2id=label2id, max_length=max_length,
-                           last_token=reads_left_to_right(config)),
-            num_proc=data_args.preprocessing_num_workers, desc=f"Tokenizing {name}",
-        )
-        for name, split in splits.items()
-    }
-
-    trainer = LabelingTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=encoded.get("train"),
-        eval_dataset=encoded.get("validation"),
-        processing_class=tokenizer,
-        data_collator=DataCollatorForTokenClassification(tokenizer),
-        compute_metrics=make_compute_metrics(labels, metric_name),
-        callbacks=callbacks,
-    )
-    trainer.card_info = {
-        "base_model": path, "model_type": config.model_type, "task": TASK,
-        "auto_class": "AutoModelForTokenClassification", **card_data(splits, data_args),
-        "settings": {"metric": metric_name, "max_seq_length": max_length, "freeze_base": model_args.freeze_base,
-                     "labels": " ".join(labels)},
-    }
+    encoded = training.encode_splits(splits, tokenize_and_align, dict(
+        tokenizer=tokenizer, label2id=label2id, max_length=max_length, last_token=reads_left_to_right(config)),
+        data_args)
+    card = training.card_info(TASK, model_args, data_args, config, splits, AutoModelForTokenClassification,
+                              metric=metric_name, max_seq_length=max_length, freeze_base=model_args.freeze_base,
+                              labels=" ".join(labels))
+    trainer = training.make_trainer(LabelingTrainer, model, tokenizer, training_args, encoded,
+                                    DataCollatorForTokenClassification(tokenizer), card,
+                                    compute_metrics=make_compute_metrics(labels, metric_name), callbacks=callbacks)
 
     def write_predictions(trainer, test_dataset):
         test = splits["test"].dataset
         has_gold = "tags" in test.column_names
-        if not has_gold:
-            trainer.compute_metrics = None  # nothing to score against
-        output = trainer.predict(test_dataset, metric_key_prefix="predict")
-        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
+        output = training.predict(trainer, test_dataset, scored=has_gold)
         fallback = "O" if "O" in label2id else labels[0]
-        predicted, missing = word_predictions(logits, test_dataset["first_tokens"], labels, fallback)
+        predicted, missing = word_predictions(logits_of(output.predictions), test_dataset["first_tokens"], labels,
+                                              fallback)
         if trainer.is_world_process_zero():
             with open(os.path.join(training_args.output_dir, "predictions.conll"), "w", encoding="utf-8") as f:
                 for i, (words, tags) in enumerate(zip(test["tokens"], predicted)):
@@ -254,6 +209,4 @@ def run(model_args, data_args, training_args, callbacks=None) -> dict:
                     f.write("\n")
         return {**output.metrics, "predict_words_truncated": missing}
 
-    return train_evaluate_predict(trainer, training_args, model_args, encoded.get("train"),
-                                  encoded.get("validation"), encoded.get("test"), write_predictions)
-
+    return training.train_evaluate_predict(trainer, encoded, write_predictions)

@@ -54,7 +54,6 @@ import os
 import random
 import re
 import shutil
-import sys
 from dataclasses import dataclass, field
 
 import datasets
@@ -62,14 +61,12 @@ from transformers import (
     AutoModelForQuestionAnswering,
     AutoTokenizer,
     DataCollatorWithPadding,
-    HfArgumentParser,
     Trainer,
     TrainingArguments,
-    set_seed,
 )
 
 from .. import metrics as lineage_metrics
-from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
+from ..data.gpt_tasks import task_token_ids
 from ..data.readers import DataFormatError
 from ..models import pipeline_lineage_question_answering as qa_pipeline_module
 from ..models.pipeline_lineage_question_answering import (
@@ -79,21 +76,10 @@ from ..models.pipeline_lineage_question_answering import (
     encode_question_context,
     uses_segment_ids,
 )
-from .arguments import DataTrainingArguments, ModelArguments, check_actions
-from .data import Split
-from .training import (
-    RecipeTrainerMixin,
-    card_data,
-    family_of,
-    freeze_base_model,
-    freeze_overrides,
-    load_config,
-    load_tokenizer,
-    require_auto_class,
-    sequence_length_limit,
-    setup_logging,
-    train_evaluate_predict,
-)
+from . import arguments, training
+from .arguments import DataTrainingArguments, ModelArguments
+from .data import Split, hub_split, wanted_splits
+from .training import RecipeTrainerMixin, family_of
 
 logger = logging.getLogger(__name__)
 
@@ -132,17 +118,13 @@ class QuestionAnsweringArguments:
             raise ValueError(f"--doc_stride must be 0 or more, got {self.doc_stride}")
 
 
+ARGUMENTS = (ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, TrainingArguments)
+
+
 def parse_arguments(argv=None):
     """(ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, TrainingArguments) from ``argv`` (or a
     single ``.json`` file); a bare ``--freeze_base`` means true, as in the other recipes."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, TrainingArguments))
-    if len(argv) == 1 and argv[0].endswith(".json"):
-        return parser.parse_json_file(json_file=os.path.abspath(argv[0]))
-    for i, arg in enumerate(argv):
-        if arg == "--freeze_base" and (i + 1 == len(argv) or argv[i + 1].startswith("--")):
-            argv[i] = "--freeze_base=true"
-    return parser.parse_args_into_dataclasses(args=argv)
+    return arguments.parse_arguments(argv, dataclass_types=ARGUMENTS)
 
 
 # --------------------------------------------------------------------------- data
@@ -251,32 +233,18 @@ def standardize_qa(rows, where: str, qa_args: QuestionAnsweringArguments) -> dat
 def load_qa_splits(data_args: DataTrainingArguments, qa_args: QuestionAnsweringArguments,
                    training_args) -> dict[str, Split]:
     """The splits the run needs, read, standardized, checked and cut to ``--max_*_samples``."""
-    wanted = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
-    files = {"train": data_args.train_file, "validation": data_args.validation_file, "test": data_args.test_file}
-    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
-              "test": data_args.max_predict_samples}
+    wanted = wanted_splits(data_args, training_args)
     hub = None
-    if data_args.dataset_name is not None and not all(files[s] for s, needed in wanted.items() if needed):
+    if data_args.dataset_name is not None and not all(file for _, file, *_ in wanted):
         hub = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
     splits = {}
-    for split, needed in wanted.items():
-        if not needed:
-            continue
-        flag = {"train": "--do_train", "validation": "--do_eval", "test": "--do_predict"}[split]
-        option = {"train": "--train_file", "validation": "--validation_file", "test": "--test_file"}[split]
-        if files[split] is not None:
-            source, rows = files[split], read_qa_file(files[split])
-        elif hub is not None:
-            source = "/".join(filter(None, [data_args.dataset_name, data_args.dataset_config_name])) + f" {split}"
-            if split not in hub:
-                raise ValueError(f"{flag}: the dataset {data_args.dataset_name!r} has no {split!r} split "
-                                 f"(it has {list(hub)}); pass {option}")
-            rows = hub[split]
+    for split, file, limit, flag, option in wanted:
+        if file is not None:
+            source, rows = file, read_qa_file(file)
         else:
-            raise ValueError(f"{flag} needs {option} or --dataset_name")
-        if limits[split] is not None:
-            rows = rows.select(range(min(limits[split], len(rows)))) if isinstance(rows, datasets.Dataset) \
-                else rows[:limits[split]]
+            source, rows = hub_split(hub, split, data_args, flag, option)
+        if limit is not None:
+            rows = rows.select(range(min(limit, len(rows)))) if isinstance(rows, datasets.Dataset) else rows[:limit]
         if len(rows) == 0:
             raise DataFormatError(source, None, "no examples")
         dataset = standardize_qa(rows, source, qa_args)
@@ -517,88 +485,66 @@ def main(argv=None) -> dict:
     return run(*parse_arguments(argv))
 
 
+def eval_features_and_probes(examples: datasets.Dataset, qa_args: QuestionAnsweringArguments, encoding: dict):
+    """The evaluation windows and, with ``--shortcut_checks``, the probes' (name -> (windows, the ids of the
+    questions they ask)): the passage-only input, and the distractors where some question names an entity."""
+    probes = {}
+    if qa_args.shortcut_checks and not qa_args.blank_question:
+        probes["passage_only"] = (prepare_eval_features(passage_only(examples), **encoding), list(examples["id"]))
+        distracted, ids = add_distractors(examples, qa_args.distractor_seed)
+        if ids:
+            probes["distractor"] = (prepare_eval_features(distracted, **encoding), ids)
+        else:
+            logger.warning("No question names an entity: no distractor evaluation")
+    return prepare_eval_features(examples, **encoding), probes
+
+
 def run(model_args, data_args, qa_args, training_args, callbacks=None) -> dict:
     """The recipe on parsed arguments; ``callbacks`` are extra ``TrainerCallback``s."""
-    check_actions(training_args)
+    training.start(training_args)
+    # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     if getattr(data_args, "partial_input", None):
         raise ValueError("--partial_input keeps one sentence of each sentence pair; the question-answering "
                          "partial-input baseline is --blank_question (the passage only)")
-    setup_logging(training_args)
-    set_seed(training_args.seed)
-
-    # Everything that can be wrong with the input is found here, before the Trainer creates the output directory.
     splits = load_qa_splits(data_args, qa_args, training_args)
     if qa_args.blank_question:
         splits = {name: Split(passage_only(split.dataset), split.source) for name, split in splits.items()}
-    config = load_config(model_args)
-    path = model_args.model_name_or_path
-    require_auto_class(config, AutoModelForQuestionAnswering, TASK, path)
-    freeze = freeze_overrides(config, model_args.freeze_base)
-    config = load_config(model_args, **freeze)
-    tokenizer = load_tokenizer(model_args)
-    model = AutoModelForQuestionAnswering.from_pretrained(path, config=config, **model_args.hub_kwargs())
-    gpt = family_of(config) == "gpt"
+    config = training.checked_config(model_args, AutoModelForQuestionAnswering, TASK)
+    config = training.task_config(model_args, config)
+    gpt = family_of(config) == "gpt"  # tokenizer(question, passage) -> <s> question $ passage <e>
+    model, tokenizer = training.load_model(model_args, AutoModelForQuestionAnswering, config, gpt_task_tokens=gpt)
     if gpt:
-        task_ids = add_gpt_task_tokens(tokenizer, model)  # <s> $ <e>: new embedding rows, learned in fine-tuning
-        set_gpt_task_template(tokenizer)  # tokenizer(question, passage) -> <s> question $ passage <e>
-        model.config.delimiter_token_id = task_ids["delimiter"]
+        model.config.delimiter_token_id = task_token_ids(tokenizer)["delimiter"]
     tokenizer.padding_side = "right"
-    if not freeze:
-        freeze_base_model(model, model_args.freeze_base)
     model.config.custom_pipelines = CUSTOM_PIPELINE  # the saved folder names its pipeline (see _save)
-    max_length = sequence_length_limit(data_args.max_seq_length, tokenizer, config)
+    max_length = training.sequence_length_limit(data_args.max_seq_length, tokenizer, config)
     if qa_args.doc_stride is None:
         qa_args.doc_stride = min(128, max_length // 4)
     if qa_args.doc_stride >= max_length // 2:
         raise ValueError(f"--doc_stride {qa_args.doc_stride} must be less than half of --max_seq_length "
                          f"({max_length}): windows would barely advance")
-    segments = uses_segment_ids(config)
-    logger.info("%s (%s) for %s, windows of %d tokens, stride %d", path, family_of(config), TASK, max_length,
-                qa_args.doc_stride)
+    logger.info("%s (%s) for %s, windows of %d tokens, stride %d", model_args.model_name_or_path, family_of(config),
+                TASK, max_length, qa_args.doc_stride)
 
-    encoding = dict(tokenizer=tokenizer, max_length=max_length, doc_stride=qa_args.doc_stride, segment_ids=segments)
-    train_dataset = None
-    if "train" in splits:
-        train = splits["train"].dataset
-        train_dataset = train.map(prepare_train_features, batched=True, remove_columns=train.column_names,
-                                  fn_kwargs=encoding, num_proc=data_args.preprocessing_num_workers,
-                                  desc="Windows of the training questions")
+    encoding = dict(tokenizer=tokenizer, max_length=max_length, doc_stride=qa_args.doc_stride,
+                    segment_ids=uses_segment_ids(config))
+    train = {"train": splits["train"]} if "train" in splits else {}
+    encoded = training.encode_splits(train, prepare_train_features, encoding, data_args, "Windows of the questions in")
     eval_features, probes = None, {}
     if "validation" in splits:
-        examples = splits["validation"].dataset
-        eval_features = prepare_eval_features(examples, **encoding)
-        if qa_args.shortcut_checks and not qa_args.blank_question:
-            probes["passage_only"] = (prepare_eval_features(passage_only(examples), **encoding),
-                                      list(examples["id"]))
-            distracted, ids = add_distractors(examples, qa_args.distractor_seed)
-            if ids:
-                probes["distractor"] = (prepare_eval_features(distracted, **encoding), ids)
-            else:
-                logger.warning("No question names an entity: no distractor evaluation")
+        eval_features, probes = eval_features_and_probes(splits["validation"].dataset, qa_args, encoding)
+        encoded["validation"] = eval_features.inputs
+    test_features = prepare_eval_features(splits["test"].dataset, **encoding) if "test" in splits else None
 
-    trainer = QuestionAnsweringTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=eval_features.inputs if eval_features else None,
-        processing_class=tokenizer,
-        data_collator=DataCollatorWithPadding(tokenizer),
-        callbacks=callbacks,
-    )
+    card = training.card_info(
+        TASK, model_args, data_args, config, splits, AutoModelForQuestionAnswering, max_seq_length=max_length,
+        doc_stride=qa_args.doc_stride, max_answer_length=qa_args.max_answer_length, n_best_size=qa_args.n_best_size,
+        version_2_with_negative=qa_args.version_2_with_negative,
+        null_score_diff_threshold=qa_args.null_score_diff_threshold, blank_question=qa_args.blank_question,
+        freeze_base=model_args.freeze_base)
+    trainer = training.make_trainer(QuestionAnsweringTrainer, model, tokenizer, training_args, encoded,
+                                    DataCollatorWithPadding(tokenizer), card, callbacks=callbacks)
     trainer.qa_args, trainer.eval_features, trainer.probes = qa_args, eval_features, probes
-    trainer.card_info = {
-        "base_model": path, "model_type": config.model_type, "task": TASK,
-        "auto_class": "AutoModelForQuestionAnswering", **card_data(splits, data_args),
-        "settings": {"max_seq_length": max_length, "doc_stride": qa_args.doc_stride,
-                     "max_answer_length": qa_args.max_answer_length, "n_best_size": qa_args.n_best_size,
-                     "version_2_with_negative": qa_args.version_2_with_negative,
-                     "null_score_diff_threshold": qa_args.null_score_diff_threshold,
-                     "blank_question": qa_args.blank_question, "freeze_base": model_args.freeze_base},
-    }
-
-    test_features = None
-    if "test" in splits:
-        test_features = prepare_eval_features(splits["test"].dataset, **encoding)
 
     def write_predictions(trainer, test_dataset):
         answers = trainer.answers(test_features)
@@ -614,6 +560,7 @@ def run(model_args, data_args, qa_args, training_args, callbacks=None) -> dict:
                         {i: n for i, (_, n) in answers.items()})
         return metrics
 
-    return train_evaluate_predict(trainer, training_args, model_args, train_dataset,
-                                  eval_features.examples if eval_features else None,
-                                  test_features.examples if test_features else None, write_predictions)
+    # Evaluation and prediction count questions, not windows.
+    counted = {"train": encoded.get("train"), "validation": eval_features and eval_features.examples,
+               "test": test_features and test_features.examples}
+    return training.train_evaluate_predict(trainer, counted, write_predictions)

@@ -1,6 +1,12 @@
-"""From a checkpoint to a fine-tuned model and its card, what the four recipes share around transformers'
-``Trainer``: loading a config, tokenizer and model that can do the task, ``--freeze_base``, the Trainer mixin that
-writes hf_lineage's model card, and the train / evaluate / predict sequence that ends every recipe.
+"""From a checkpoint to a fine-tuned model and its card, the skeleton every task's ``run`` follows around
+transformers' ``Trainer``, one step a function, in the order a run meets them:
+
+``start`` (nothing to do? logging, seed) → ``checked_config`` (a family that cannot do the task is refused before
+anything is built) → the task's labels → ``task_config`` (labels and ``--freeze_base`` as config overrides) →
+``load_model`` (model, tokenizer, GPT's task tokens, ``--freeze_base`` for the rest) → ``encode_splits`` →
+``make_trainer`` (with ``card_info`` for the model card) → ``train_evaluate_predict``.
+
+A task module keeps what differs: its columns, labels, encoding, metrics, head and prediction files.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from pathlib import Path
 
 import datasets
 import transformers
-from transformers import AutoConfig, AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer, set_seed
 
-from .arguments import TASK_NAMES, DataTrainingArguments, ModelArguments
+from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
+from .arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
 from .data import Split
 
 # The config flag that freezes a family's pretrained features in its own task heads (NNLM and word2vec: the vectors;
@@ -24,6 +31,13 @@ FREEZE_FLAGS = ("freeze_vectors", "freeze_bilm")
 
 
 # --------------------------------------------------------------------------- model
+
+
+def start(training_args) -> None:
+    """The first lines of every run: refuse one with nothing to do, log as asked, seed everything."""
+    check_actions(training_args)
+    setup_logging(training_args)
+    set_seed(training_args.seed)
 
 
 def family_of(config) -> str:
@@ -45,6 +59,35 @@ def require_auto_class(config, auto_class, task: str, path: str) -> None:
             f"{path} is a {family_of(config)!r} model (model_type {config.model_type!r}), a model that cannot do "
             f"{TASK_NAMES.get(task, task)}: its family has no {auto_class.__name__} class"
         )
+
+
+def checked_config(model_args: ModelArguments, auto_class, task: str, path: str | None = None):
+    """The checkpoint's config, refused with a clear error when its family has no ``auto_class`` for ``task``."""
+    config = load_config(model_args, path)
+    require_auto_class(config, auto_class, task, path or model_args.model_name_or_path)
+    return config
+
+
+def task_config(model_args: ModelArguments, config, **overrides):
+    """The config the task model is built from: the checkpoint's with the task's ``overrides`` (its labels, ...)
+    and ``--freeze_base`` where the family's heads read a freeze flag (``config`` is the checkpoint's)."""
+    return load_config(model_args, **overrides, **freeze_overrides(config, model_args.freeze_base))
+
+
+def load_model(model_args: ModelArguments, auto_class, config, gpt_task_tokens: bool = False):
+    """(model, tokenizer) for the task, the model built by ``auto_class`` with ``config`` (``task_config``'s).
+
+    ``gpt_task_tokens``: GPT's ``<s> $ <e>`` join the vocabulary (new embedding rows, learned in fine-tuning) and
+    the tokenizer applies the paper's input transformation itself, so the saved folder's pipelines read input as it
+    was fine-tuned. ``--freeze_base`` comes last, on the model as it will be trained."""
+    tokenizer = load_tokenizer(model_args)
+    model = auto_class.from_pretrained(model_args.model_name_or_path, config=config, **model_args.hub_kwargs())
+    if gpt_task_tokens:
+        add_gpt_task_tokens(tokenizer, model)
+        set_gpt_task_template(tokenizer)
+    if not freeze_overrides(config, model_args.freeze_base):  # otherwise the heads freeze themselves
+        freeze_base_model(model, model_args.freeze_base)
+    return model, tokenizer
 
 
 def load_tokenizer(model_args: ModelArguments, path: str | None = None):
@@ -87,6 +130,15 @@ def sequence_length_limit(requested: int, tokenizer, config) -> int:
     if positions:
         limits.append(positions)
     return int(min(limits))
+
+
+def encode_splits(splits: dict[str, Split], function, fn_kwargs: dict, data_args: DataTrainingArguments,
+                  desc: str = "Tokenizing") -> dict:
+    """Every split's dataset mapped in batches through ``function(examples, **fn_kwargs)``, its columns replaced."""
+    return {name: split.dataset.map(function, batched=True, remove_columns=split.dataset.column_names,
+                                    fn_kwargs=fn_kwargs, num_proc=data_args.preprocessing_num_workers,
+                                    desc=f"{desc} {name}")
+            for name, split in splits.items()}
 
 
 # --------------------------------------------------------------------------- outputs
@@ -201,11 +253,43 @@ def card_data(splits: dict[str, Split], data_args: DataTrainingArguments) -> dic
             "dataset_name": data_args.dataset_name}
 
 
-def train_evaluate_predict(trainer, training_args, model_args, train_dataset, eval_dataset, test_dataset,
-                           write_predictions=None, save_tokenizers=()):
+def card_info(task: str, model_args: ModelArguments, data_args: DataTrainingArguments, config,
+              splits: dict[str, Split], auto_class, **settings) -> dict:
+    """What the model card says of a run (``model_card``): base model, family, task, data and ``settings``."""
+    return {"base_model": model_args.model_name_or_path, "model_type": config.model_type, "task": task,
+            "auto_class": getattr(auto_class, "__name__", auto_class), **card_data(splits, data_args),
+            "settings": settings}
+
+
+def make_trainer(trainer_class, model, tokenizer, training_args, encoded: dict, collator, card: dict, **kwargs):
+    """``trainer_class`` on the encoded ``train`` and ``validation`` splits, writing ``card`` (``card_info``) as the
+    model card; ``kwargs`` are the rest of its arguments (``compute_metrics``, ``callbacks``, ...)."""
+    trainer = trainer_class(model=model, args=training_args, train_dataset=encoded.get("train"),
+                            eval_dataset=encoded.get("validation"), processing_class=tokenizer, data_collator=collator,
+                            **kwargs)
+    trainer.card_info = card
+    return trainer
+
+
+def logits_of(predictions):
+    """The model's first output as Trainer gathers outputs (a tuple when the model returns more than one)."""
+    return predictions[0] if isinstance(predictions, tuple) else predictions
+
+
+def predict(trainer, test_dataset, scored: bool = True):
+    """``trainer.predict`` on the test split; without gold labels there (``scored=False``) nothing is scored."""
+    if not scored:
+        trainer.compute_metrics = None
+    return trainer.predict(test_dataset, metric_key_prefix="predict")
+
+
+def train_evaluate_predict(trainer, encoded: dict, write_predictions=None, save_tokenizers=()):
     """The end of every recipe: train (resuming if asked), save model + tokenizer, evaluate, predict, write
-    all_results.json and the model card, push if asked. ``write_predictions(trainer, test_dataset)`` returns the
-    prediction metrics after writing its files. Returns every metric, keyed like all_results.json."""
+    all_results.json and the model card, push if asked. ``encoded`` holds the ``train``, ``validation`` and
+    ``test`` datasets the run needs; ``write_predictions(trainer, test_dataset)`` returns the prediction metrics
+    after writing its files. Returns every metric, keyed like all_results.json."""
+    training_args = trainer.args
+    train_dataset, eval_dataset, test_dataset = (encoded.get(name) for name in ("train", "validation", "test"))
     results = {}
     if training_args.do_train:
         outcome = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
