@@ -21,7 +21,7 @@ from .engine.arguments import (
 from .engine.checkpoints import rng_states, save_checkpoint, set_rng_states
 from .engine.cli import build_parser, end_processes, main, parse_set, run_namespace
 from .engine.loop import evaluate
-from .objectives.saving import save_final
+from .pretrained_folder import save_final
 from .optimization import build_optimizer, set_schedule_position
 
 __all__ = [

@@ -185,13 +185,12 @@ def test_a_shipped_config_saves_the_same_json_it_was_loaded_from(family, tmp_pat
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_names_its_paper_on_its_config_class(family):
-    from hf_lineage.models.modeling_lineage_utils import PAPERS, model_card
+    from hf_lineage.models.modeling_lineage_utils import model_card
 
     from types import SimpleNamespace
 
     config_class, _ = family_classes(family)
     assert "paper" in config_class.__dict__ and "(20" in config_class.paper  # "Author (year), title ..."
-    assert PAPERS[config_class.model_type] == config_class.paper  # the old table is a view of the classes
     assert "paper" not in tiny(family).to_dict()  # a class fact, never written to config.json
     card = model_card(SimpleNamespace(config=tiny(family), parameters=lambda: []))
     assert f"Paper: {config_class.paper}" in card

@@ -37,14 +37,13 @@ LAYERS = [
         "hf_lineage.optimization": "the optimiser builder both the objectives and the engine use",
         "hf_lineage.contextual": "contextual vectors read from any loaded model's hidden states",
         "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file",
+        "hf_lineage.pretrained_folder": "the folder every trainer saves a pretrained model as, with its generation "
+        "defaults (from the registry)",
+        "hf_lineage.cpu": "the CPU trainers (word2vec's Hogwild SGD and its numba kernels, svd's counts and SVD) and "
+        "the sampling tables the engine's word2vec objective shares; the engine picks them or itself",
     },
     {
         "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers",
-        # Beside the objectives, not below them, only because both trainers write their folders with
-        # objectives.saving.save_final (which reads CAUSAL_LM_FAMILIES there): that is cpu's one import from
-        # objectives, and the objectives take only word2vec's sampling tables from cpu.
-        "hf_lineage.cpu": "the CPU trainers (word2vec's Hogwild SGD and its numba kernels, svd's counts and SVD) and "
-        "the sampling tables the engine's word2vec objective shares; the engine picks them or itself",
         "hf_lineage": "the package root registers the families and re-exports the public names, up to the CPU "
         "trainers; nothing below it may import it by name",
     },

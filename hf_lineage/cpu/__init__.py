@@ -7,21 +7,7 @@
 * ``svd`` — co-occurrence counts, PPMI and a truncated SVD (``svd.py``, ``hf_lineage.train_svd``, on
   ``cooccurrence.py``): nothing the engine could step.
 
-``hf_lineage.engine.pretrain`` chooses, first thing, between one of these and the engine (``--backend``:
-``use_cpu_backend``), and calls the chosen one.
+A family names its trainer in its registry entry (``hf_lineage.registry.Family.cpu_trainer``);
+``hf_lineage.engine.pretrain`` chooses, first thing, between it and the engine (``--backend``: ``use_cpu_backend``)
+and calls the chosen one.
 """
-
-import importlib
-
-# family -> "module:function" that trains it from ``hf-lineage pretrain``'s arguments: ``function(args, objective)``
-# returns the output directory. Imported when a run takes it: numba and scikit-learn load only then.
-CPU_TRAINERS = {
-    "word2vec": "hf_lineage.cpu.word2vec:pretrain_word2vec",
-    "svd": "hf_lineage.cpu.svd:pretrain_svd",
-}
-
-
-def cpu_trainer(family: str):
-    """The family's CPU trainer function (``CPU_TRAINERS``)."""
-    module, name = CPU_TRAINERS[family].split(":")
-    return getattr(importlib.import_module(module), name)

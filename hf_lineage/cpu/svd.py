@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..models import LineageSvdConfig, LineageSvdModel
-from ..objectives.saving import save_final
+from ..pretrained_folder import save_final
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from .cooccurrence import CooccurrenceCounter, factorize, ppmi
 from .word2vec import encode_corpus, read_corpus

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
-from ..objectives.saving import save_final
+from ..pretrained_folder import save_final
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
 from .word2vec_kernels import train_hogwild

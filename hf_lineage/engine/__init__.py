@@ -18,7 +18,7 @@ the backend (``--backend``, ``arguments.use_cpu_backend``): a family with its ow
 * ``data``        — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``        — the accelerator, the step plan, the training loop and its evaluation;
 * ``checkpoints`` — the run's folder, checkpoints and resume;
-* ``saving``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.objectives.saving``);
+* ``results``     — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
 * ``cli``         — ``hf-lineage pretrain``.
 
 Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
@@ -31,14 +31,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cpu import cpu_trainer
 from ..objectives import get_objective
-from ..registry import family_classes
+from ..registry import FAMILIES, family_classes, load_object
 from .arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
 from .checkpoints import resume
 from .data import build_loaders, load_data
 from .loop import Run, build_scheduler, plan_training, start_accelerator, train
-from .saving import save_run
+from .results import save_run
 
 __all__ = ["PretrainArguments", "PretrainError", "pretrain"]
 
@@ -50,7 +49,7 @@ def pretrain(args: PretrainArguments) -> str:
     on_cpu = use_cpu_backend(args, objective, given_options(args))
     settle_arguments(args, objective, on_cpu)
     if on_cpu:
-        return cpu_trainer(args.family)(args, objective)
+        return load_object(FAMILIES[args.family].cpu_trainer)(args, objective)
 
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from ..cpu import CPU_TRAINERS
+from ..registry import FAMILIES
 
 RUN_FILE = "run_args.json"
 # Arguments that define *what* is trained; a resumed run must agree on all of them.
@@ -225,7 +225,7 @@ def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bo
         return False
     one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
     ignored = set(given) & set(objective.cpu_backend_ignores)
-    has_cpu_trainer = args.family in CPU_TRAINERS
+    has_cpu_trainer = FAMILIES[args.family].cpu_trainer is not None
     if backend == "cpu":
         if not has_cpu_trainer:
             raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")

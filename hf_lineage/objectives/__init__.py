@@ -37,7 +37,7 @@ class PretrainingObjective:
     # Keyword arguments the engine adds to every forward call, in training and evaluation (BERT's
     # ``sparse_logits=True``: MLM logits only at the labelled positions, the fast path ``eval_sums`` reads).
     forward_kwargs: ClassVar[dict[str, Any]] = {}
-    # A family with a CPU trainer (``hf_lineage.cpu.CPU_TRAINERS``: word2vec, svd) may be trained by it instead of
+    # A family with a CPU trainer (its registry entry's ``cpu_trainer``: word2vec, svd) may be trained by it instead of
     # the engine (``--backend``). False for a family that only that trainer trains (svd: counts and a factorisation,
     # no gradient steps): ``--backend auto`` always takes that trainer and ``--backend engine`` is refused.
     engine_trains: ClassVar[bool] = True
@@ -87,23 +87,6 @@ class PretrainingObjective:
         """The optimiser the engine steps; default: AdamW with the usual no-decay groups
         (``hf_lineage.optimization.build_optimizer``). word2vec overrides it with plain SGD."""
         return build_optimizer(model, args)
-
-
-def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):
-    """The ``GenerationConfig`` a checkpoint ships: pad, bos and eos (``special``, default the tokenizer's), and
-    neither ``<unk>`` nor padding ever generated — with a word-level vocabulary ``<unk>`` stands for every rare word
-    and is often the likeliest next token, so greedy output would be mostly ``<unk>``. ``settings`` are further
-    ``GenerationConfig`` fields (``max_new_tokens``, ``num_beams``, ...)."""
-    from transformers import GenerationConfig
-
-    if special is None:
-        special = {"pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-                   "eos_token_id": tokenizer.eos_token_id}
-    # A token that ends or starts generation stays allowed, even where it doubles as <unk> or padding.
-    needed = {special.get("eos_token_id"), special.get("bos_token_id"), special.get("decoder_start_token_id")}
-    never = [i for i in dict.fromkeys([tokenizer.unk_token_id, special.get("pad_token_id")])
-             if i is not None and i not in needed]
-    return GenerationConfig(**special, suppress_tokens=never or None, **settings)
 
 
 def objective_class(family: str) -> type[PretrainingObjective]:

@@ -45,7 +45,7 @@ from ..data.gpt_tasks import DataCollatorForGPTTasks, task_token_ids
 from . import training
 from .arguments import parse_arguments
 from .data import Split, build_label_maps, load_splits
-from .training import RecipeTrainerMixin, family_of, logits_of
+from .training import RecipeTrainerMixin, family_of, family_rules, logits_of
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,9 @@ def pair_encoding_override(config, pair_encoding: str | None) -> dict:
 
 
 def uses_gpt_transformations(config) -> bool:
-    return config.model_type == "lineage-gpt"
+    """GPT's task input transformations: start, delimiter and extract tokens around the input (its registry entry's
+    ``task_tokens``)."""
+    return family_rules(config).task_tokens
 
 
 def one_sentence_of_each_pair(split: Split, which: str) -> Split:

@@ -57,18 +57,15 @@ from transformers import (
 )
 
 from .. import metrics as lineage_metrics
-from ..objectives import generation_config_for
+from ..pretrained_folder import generation_config_for
 from . import training
 from .arguments import parse_arguments
 from .data import Split, load_splits
-from .training import RecipeTrainerMixin, family_of, load_config, load_tokenizer, logits_of, require_auto_class
+from .training import RecipeTrainerMixin, family_of, family_rules, load_config, load_tokenizer, logits_of, require_auto_class
 
 logger = logging.getLogger(__name__)
 
 TASK = "generation"
-# Causal LMs that cannot continue a left-padded prompt (ELMo's forward LSTM reads padding as input): their prompts
-# are generated in groups of equal length, unpadded.
-LEFT_PADDING_UNSUPPORTED = {"lineage-elmo"}
 
 
 class GenerationTrainer(RecipeTrainerMixin, Seq2SeqTrainer):
@@ -122,7 +119,9 @@ class CausalLMGenerationTrainer(GenerationTrainer):
     def generate_continuations(self, prompt_ids, prompt_mask, **gen_kwargs):
         """(B, P) left-padded prompts → (B, new) generated ids, prompts removed, padded on the right."""
         model = self.model
-        if model.config.model_type not in LEFT_PADDING_UNSUPPORTED:
+        # A causal LM that cannot continue a left-padded prompt (ELMo's forward LSTM reads padding as input) has its
+        # prompts generated in groups of equal length, unpadded.
+        if family_rules(model.config).left_padding:
             generated = model.generate(input_ids=prompt_ids, attention_mask=prompt_mask, **gen_kwargs)
             return generated[:, prompt_ids.shape[1]:]
         # An LSTM reads padding as input: generate each group of equally long prompts without any.

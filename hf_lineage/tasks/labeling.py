@@ -38,7 +38,7 @@ from .. import metrics as lineage_metrics
 from . import training
 from .arguments import parse_arguments
 from .data import build_label_maps, load_splits
-from .training import RecipeTrainerMixin, family_of, logits_of
+from .training import RecipeTrainerMixin, family_of, family_rules, logits_of
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ def tokenize_and_align(examples, tokenizer, label2id, max_length, last_token: bo
 
 def reads_left_to_right(config) -> bool:
     """A unidirectional model (GPT, NNLM) labels a word at its last token; the others at the first."""
-    return family_of(config) in ("gpt", "nnlm")
+    return family_rules(config).labels_last_token
 
 
 def word_predictions(logits, first_tokens, labels, fallback="O") -> tuple[list[list[str]], int]:

@@ -79,7 +79,7 @@ from ..models.pipeline_lineage_question_answering import (
 from . import arguments, training
 from .arguments import DataTrainingArguments, ModelArguments
 from .data import Split, hub_split, wanted_splits
-from .training import RecipeTrainerMixin, family_of
+from .training import RecipeTrainerMixin, family_of, family_rules
 
 logger = logging.getLogger(__name__)
 
@@ -511,7 +511,7 @@ def run(model_args, data_args, qa_args, training_args, callbacks=None) -> dict:
         splits = {name: Split(passage_only(split.dataset), split.source) for name, split in splits.items()}
     config = training.checked_config(model_args, AutoModelForQuestionAnswering, TASK)
     config = training.task_config(model_args, config)
-    gpt = family_of(config) == "gpt"  # tokenizer(question, passage) -> <s> question $ passage <e>
+    gpt = family_rules(config).task_tokens  # tokenizer(question, passage) -> <s> question $ passage <e>
     model, tokenizer = training.load_model(model_args, AutoModelForQuestionAnswering, config, gpt_task_tokens=gpt)
     if gpt:
         model.config.delimiter_token_id = task_token_ids(tokenizer)["delimiter"]

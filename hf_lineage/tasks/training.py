@@ -22,6 +22,7 @@ import transformers
 from transformers import AutoConfig, AutoTokenizer, set_seed
 
 from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
+from ..registry import FAMILIES, Family, family_classes, family_of_config
 from .arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
 from .data import Split
 
@@ -42,6 +43,13 @@ def start(training_args) -> None:
 
 def family_of(config) -> str:
     return config.model_type.removeprefix("lineage-")
+
+
+def family_rules(config) -> Family:
+    """The registry entry of a lineage config's family (its rules: which token of a word is labelled, GPT's task
+    tokens, left padding); another library's model gets the defaults (``Family``'s field defaults)."""
+    family = family_of_config(config)
+    return FAMILIES[family] if family else Family(config="", modeling="", objective="")
 
 
 def load_config(model_args: ModelArguments, path: str | None = None, **overrides):
@@ -185,10 +193,16 @@ class RecipeTrainerMixin:
             f.write(model_card(info, results, self.args))
 
 
+def paper_of(model_type: str) -> str:
+    """The paper of a lineage model type (its config class's ``paper``), for a card written from a model type."""
+    family = model_type.removeprefix("lineage-")
+    if family in FAMILIES and model_type == f"lineage-{family}":
+        return family_classes(family)[0].paper
+    return "see the hf_lineage documentation"
+
+
 def model_card(info: dict, results: dict, args) -> str:
     """Markdown with a YAML header: base model, family, task, data, the run's metrics, training settings, use."""
-    from ..models.modeling_lineage_utils import PAPERS
-
     base = info.get("base_model", "")
     model_type = info.get("model_type", "")
     task = info.get("task", "")
@@ -217,7 +231,7 @@ def model_card(info: dict, results: dict, args) -> str:
 A `{model_type}` model fine-tuned for {TASK_NAMES.get(task, task)} with hf_lineage's `recipes/{task}.py`
 recipe. Base model: `{base}`.
 
-Paper: {PAPERS.get(model_type, "see the hf_lineage documentation")}
+Paper: {paper_of(model_type)}
 
 ## Data
 

@@ -6,42 +6,15 @@ same-folder ``from .x import`` lines), so it imports only torch, transformers an
 
 import os
 import sys
-from collections.abc import Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import PreTrainedConfig, PreTrainedModel
+from transformers import PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_utils import check_pruned_heads
-
-class _PapersByModelType(Mapping):
-    """model_type -> paper, read from the config classes defined so far: each family's paper is the ``paper``
-    attribute of its configuration class. For code that has a model type but no config (a fine-tuned model's card);
-    with a config at hand, read ``config.paper``."""
-
-    def _table(self) -> dict[str, str]:
-        table, classes = {}, [PreTrainedConfig]
-        while classes:
-            config_class = classes.pop()
-            classes += config_class.__subclasses__()
-            if isinstance(config_class.__dict__.get("paper"), str):
-                table.setdefault(config_class.model_type, config_class.paper)
-        return table
-
-    def __getitem__(self, model_type):
-        return self._table()[model_type]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self):
-        return len(self._table())
-
-
-PAPERS = _PapersByModelType()
 
 
 class LineagePreTrainedModel(PreTrainedModel):

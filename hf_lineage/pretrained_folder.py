@@ -1,5 +1,5 @@
-"""The folder a pre-trained model is saved as, by every trainer (the engine's loop and word2vec's CPU trainer):
-model, tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes."""
+"""The folder a pre-trained model is saved as, by every trainer (the engine's loop and the CPU trainers): model,
+tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ..registry import FAMILIES, family_of_config
-from . import generation_config_for
+from typing import Any
+
+from .registry import FAMILIES, family_of_config
 
 
 def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
@@ -39,3 +40,20 @@ def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
     for name in names:
         os.replace(staging / name, output_dir / name)
     staging.rmdir()
+
+
+def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):
+    """The ``GenerationConfig`` a checkpoint ships: pad, bos and eos (``special``, default the tokenizer's), and
+    neither ``<unk>`` nor padding ever generated — with a word-level vocabulary ``<unk>`` stands for every rare word
+    and is often the likeliest next token, so greedy output would be mostly ``<unk>``. ``settings`` are further
+    ``GenerationConfig`` fields (``max_new_tokens``, ``num_beams``, ...)."""
+    from transformers import GenerationConfig
+
+    if special is None:
+        special = {"pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
+                   "eos_token_id": tokenizer.eos_token_id}
+    # A token that ends or starts generation stays allowed, even where it doubles as <unk> or padding.
+    needed = {special.get("eos_token_id"), special.get("bos_token_id"), special.get("decoder_start_token_id")}
+    never = [i for i in dict.fromkeys([tokenizer.unk_token_id, special.get("pad_token_id")])
+             if i is not None and i not in needed]
+    return GenerationConfig(**special, suppress_tokens=never or None, **settings)

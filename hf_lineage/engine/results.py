@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..objectives.saving import save_final
+from ..pretrained_folder import save_final
 
 
 def save_run(run, state: dict, outcome) -> None:
