@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 import hf_lineage  # noqa: E402,F401  (registers the families)
 from hf_lineage.registry import FAMILIES, family_classes  # noqa: E402
 from hf_lineage.tasks import classification, labeling  # noqa: E402
-from hf_lineage.tasks.arguments import DataTrainingArguments, ModelArguments  # noqa: E402
+from hf_lineage.tasks.recipe_arguments import DataTrainingArguments, ModelArguments  # noqa: E402
 
 
 class TimeBudget(TrainerCallback):

@@ -192,7 +192,7 @@ def engine_case(device, args, toy):
     import tempfile
 
     from hf_lineage.engine import PretrainArguments, pretrain
-    from hf_lineage.engine.data import build_loaders
+    from hf_lineage.engine.loaders import build_loaders
     from hf_lineage.objectives import get_objective
 
     out = tempfile.mkdtemp(prefix="engine_bench_")

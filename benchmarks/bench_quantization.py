@@ -49,8 +49,8 @@ from hf_lineage.compression.quantization import (  # noqa: E402
     quantized_modules,
 )
 from hf_lineage.tasks import classification  # noqa: E402
-from hf_lineage.tasks.arguments import DataTrainingArguments, ModelArguments  # noqa: E402
-from hf_lineage.tasks.data import load_splits  # noqa: E402
+from hf_lineage.tasks.recipe_arguments import DataTrainingArguments, ModelArguments  # noqa: E402
+from hf_lineage.tasks.splits import load_splits  # noqa: E402
 
 FAMILIES = ["bert", "gpt", "nnlm", "word2vec", "elmo"]
 # (label, hidden size, layers, heads, feed-forward size)

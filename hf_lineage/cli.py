@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
-    from .engine import cli as pretrain_cli
+    from .engine import command_line as pretrain_cli
 
     pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)",
                                           description=pretrain_cli.description())
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=experiment.__doc__.split("\n")[0])
     experiment.build_parser(lineage_parser)
     lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
-    from .lineage import checkpoints as checkpoints_cli
+    from .lineage import build_checkpoints as checkpoints_cli
 
     checkpoints_parser = commands.add_parser(
         "checkpoints", help="the shipped pretrained checkpoints: list them, or build them anew",
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "`hf-lineage checkpoints build --help` lists its options.")
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
-    from .analysis import cli as analysis_cli
+    from .analysis import commands as analysis_cli
 
     analyze_parser = commands.add_parser(
         "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
@@ -126,7 +126,7 @@ def _quantize(args) -> int:
 
 
 def _analyze(args) -> int:
-    from .analysis import cli as analysis_cli
+    from .analysis import commands as analysis_cli
 
     if not getattr(args, "kind", None):
         print("hf-lineage analyze: give a KIND: " + ", ".join(analysis_cli.ANALYSES), file=sys.stderr)

@@ -9,7 +9,7 @@ import sys
 
 from .data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text, mask_seed
 from .engine import pretrain
-from .engine.arguments import (
+from .engine.pretrain_arguments import (
     PretrainArguments,
     PretrainError,
     check_arguments,
@@ -18,8 +18,8 @@ from .engine.arguments import (
     resolve_defaults,
     use_cpu_backend,
 )
-from .engine.checkpoints import rng_states, save_checkpoint, set_rng_states
-from .engine.cli import build_parser, end_processes, main, parse_set, run_namespace
+from .engine.resume import rng_states, save_checkpoint, set_rng_states
+from .engine.command_line import build_parser, end_processes, main, parse_set, run_namespace
 from .engine.loop import evaluate
 from .pretrained_folder import save_final
 from .optimization import build_optimizer, set_schedule_position

@@ -19,7 +19,7 @@ Options: ``--help``; details: hf_lineage/compression/distill_task.py and docs/di
 import sys
 
 from hf_lineage.compression import distill_task
-from hf_lineage.tasks.arguments import run_cli
+from hf_lineage.tasks.recipe_arguments import run_cli
 
 
 def main(argv=None):

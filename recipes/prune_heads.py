@@ -13,7 +13,7 @@ Options: ``--help``; details: hf_lineage/compression/prune_classifier.py.
 import sys
 
 from hf_lineage.compression import prune_classifier
-from hf_lineage.tasks.arguments import run_cli
+from hf_lineage.tasks.recipe_arguments import run_cli
 
 
 def main(argv=None):

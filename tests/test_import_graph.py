@@ -203,3 +203,19 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
         import hf_lineage
 
         hf_lineage.train_elmo  # noqa: B018
+
+
+# Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
+# cpu/svd.py); any other file name is one module's.
+FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
+
+
+def test_no_two_modules_share_a_file_name_unless_it_names_a_family():
+    seen = {}
+    for module, path in module_files().items():
+        if path.name == "__init__.py" or path.name in FAMILY_NAMED:
+            continue
+        if module.startswith(("hf_lineage.checkpoints.", "hf_lineage.metrics.")):
+            continue  # copies of models/ shipped with the weights; one evaluate module per folder, as evaluate wants
+        seen.setdefault(path.name, []).append(module)
+    assert not {name: modules for name, modules in seen.items() if len(modules) > 1}

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import transformers
 
-from hf_lineage.tasks.arguments import DataTrainingArguments
-from hf_lineage.tasks.data import Split, build_label_maps, read_data_file, standardize
+from hf_lineage.tasks.recipe_arguments import DataTrainingArguments
+from hf_lineage.tasks.splits import Split, build_label_maps, read_data_file, standardize
 
 from conftest import REPO, SHARED_DATA
 

@@ -156,7 +156,7 @@ def test_qa_and_intent_slots_units_score_f1_and_exact_match():
 def test_training_subsets_cover_every_intent_and_slot_tag_of_the_evaluated_data():
     import datasets
 
-    from hf_lineage.lineage.data import _subset_covering_labels
+    from hf_lineage.lineage.stage_data import _subset_covering_labels
 
     pool = datasets.Dataset.from_list([
         {"words": ["a"], "slots": ["O"], "intent": "x"}, {"words": ["b"], "slots": ["O"], "intent": "x"},

@@ -356,7 +356,7 @@ def test_a_streamed_text_file_comes_back_whole_and_in_order_across_read_chunks(t
 
 
 def test_a_corpus_is_checked_for_text_without_reading_it_whole(tmp_path):
-    from hf_lineage.engine.arguments import _has_text
+    from hf_lineage.engine.pretrain_arguments import _has_text
 
     blank = " \n\t" * 100_000  # several read chunks of whitespace
     (tmp_path / "blank.txt").write_text(blank)

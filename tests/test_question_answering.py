@@ -19,7 +19,7 @@ from hf_lineage.convert import from_transformers
 from hf_lineage.models.pipeline_lineage_question_answering import best_answers, encode_question_context
 from hf_lineage.tasks import qa_sample
 from hf_lineage.tasks import question_answering as qa
-from hf_lineage.tasks.arguments import run_cli
+from hf_lineage.tasks.recipe_arguments import run_cli
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
 
 TRAIN, VALIDATION = qa_sample.sample_path("train"), qa_sample.sample_path("validation")

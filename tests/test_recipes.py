@@ -22,7 +22,7 @@ import hf_lineage
 from hf_lineage.data.readers import read_conll2003, read_conllu
 from hf_lineage.registry import FAMILIES
 from hf_lineage.tasks import classification, generation, labeling
-from hf_lineage.tasks.arguments import run_cli
+from hf_lineage.tasks.recipe_arguments import run_cli
 
 from conftest import REPO
 from task_data import build_task_data
@@ -494,8 +494,8 @@ def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
     their names, GLUE's -1 ("no label") in test splits drops the label column, tag sequences are named too."""
     import datasets
 
-    from hf_lineage.tasks.arguments import DataTrainingArguments
-    from hf_lineage.tasks.data import load_splits
+    from hf_lineage.tasks.recipe_arguments import DataTrainingArguments
+    from hf_lineage.tasks.splits import load_splits
 
     sst2 = datasets.DatasetDict({
         "train": datasets.Dataset.from_dict(
@@ -535,8 +535,8 @@ def test_hub_datasets_are_mapped_onto_the_task_columns(monkeypatch):
 def test_max_eval_samples_counts_distinct_generation_inputs(data):
     """E2E has one row per reference: --max_eval_samples N keeps the first N meaning representations with all their
     references (scoring is per input), --max_train_samples N the first N rows (each row is a training pair)."""
-    from hf_lineage.tasks.arguments import DataTrainingArguments
-    from hf_lineage.tasks.data import load_splits, read_data_file
+    from hf_lineage.tasks.recipe_arguments import DataTrainingArguments
+    from hf_lineage.tasks.splits import load_splits, read_data_file
 
     sources = read_data_file(data["e2e_valid"], "generation", DataTrainingArguments())["source"]
     first_two = list(dict.fromkeys(sources))[:2]
@@ -556,8 +556,8 @@ def test_max_eval_samples_counts_distinct_generation_inputs(data):
 
 def test_files_of_unknown_name_are_read_by_content(data, tmp_path):
     """CoNLL-2003 is distributed as train.txt, TREC as train_5500.label: their first lines say what they are."""
-    from hf_lineage.tasks.arguments import DataTrainingArguments
-    from hf_lineage.tasks.data import read_data_file
+    from hf_lineage.tasks.recipe_arguments import DataTrainingArguments
+    from hf_lineage.tasks.splits import read_data_file
 
     args = DataTrainingArguments()
     conllu = tmp_path / "ud.txt"
@@ -573,7 +573,7 @@ def test_files_of_unknown_name_are_read_by_content(data, tmp_path):
 def test_label_maps_come_from_the_training_data():
     import datasets
 
-    from hf_lineage.tasks.data import Split, build_label_maps
+    from hf_lineage.tasks.splits import Split, build_label_maps
 
     def split(labels, source):
         return Split(datasets.Dataset.from_dict({"sentence": ["x"] * len(labels), "label": labels}), source)
@@ -606,7 +606,7 @@ def test_pair_encoding_reaches_gpt_and_bert_and_cross_is_refused_for_the_siamese
 
 def test_gpt_pair_transformation_default_follows_the_dataset():
     from hf_lineage.tasks.classification import default_pair_task
-    from hf_lineage.tasks.arguments import DataTrainingArguments
+    from hf_lineage.tasks.recipe_arguments import DataTrainingArguments
 
     assert default_pair_task(DataTrainingArguments(train_file="glue_mrpc/train.tsv")) == "similarity"
     assert default_pair_task(DataTrainingArguments(dataset_name="glue", dataset_config_name="qqp")) == "similarity"

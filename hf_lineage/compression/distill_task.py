@@ -49,8 +49,8 @@ from transformers import (
 )
 
 from ..tasks import classification, labeling, training
-from ..tasks.arguments import DataTrainingArguments, ModelArguments, parse_arguments as parse_task_arguments
-from ..tasks.data import load_splits
+from ..tasks.recipe_arguments import DataTrainingArguments, ModelArguments, parse_arguments as parse_task_arguments
+from ..tasks.splits import load_splits
 from ..tasks.training import (RecipeTrainerMixin, family_of, freeze_base_model, freeze_overrides, load_config,
                               load_tokenizer, sequence_length_limit)
 from .distillation import (

@@ -21,10 +21,10 @@ import numpy as np
 import torch
 from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
 
-from ..tasks import arguments
-from ..tasks.arguments import DataTrainingArguments, ModelArguments
+from ..tasks import recipe_arguments
+from ..tasks.recipe_arguments import DataTrainingArguments, ModelArguments
 from ..tasks.classification import encoding_for, make_compute_metrics
-from ..tasks.data import load_splits
+from ..tasks.splits import load_splits
 from ..tasks.training import encode_splits, load_config, load_tokenizer, sequence_length_limit, setup_logging
 from .pruning import head_importance, pruning_curve, random_importance
 
@@ -44,7 +44,7 @@ class PruningArguments:
 
 def parse_arguments(argv=None):
     """(ModelArguments, DataTrainingArguments, TrainingArguments, PruningArguments), as the task recipes parse."""
-    return arguments.parse_arguments(argv, dataclass_types=(ModelArguments, DataTrainingArguments, TrainingArguments,
+    return recipe_arguments.parse_arguments(argv, dataclass_types=(ModelArguments, DataTrainingArguments, TrainingArguments,
                                                             PruningArguments))
 
 

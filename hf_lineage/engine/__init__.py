@@ -11,20 +11,20 @@ or from Python::
 The family's ``PretrainingObjective`` (``hf_lineage.objectives``) decides the tokenizer, the examples, the collator,
 the loss normalisation and the paper's optimiser defaults; the engine does the rest, the same way for everyone.
 ``pretrain()`` below is the whole run, step by step; each step lives in the module it names. Its first step picks
-the backend (``--backend``, ``arguments.use_cpu_backend``): a family with its own CPU trainer (word2vec, svd:
+the backend (``--backend``, ``pretrain_arguments.use_cpu_backend``): a family with its own CPU trainer (word2vec, svd:
 ``hf_lineage.cpu``) may be trained there instead, and the rest of ``pretrain()`` is the engine.
 
-* ``arguments``   — ``PretrainArguments``, the choice of backend and the checks made before any work;
-* ``data``        — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
-* ``loop``        — the accelerator, the step plan, the training loop and its evaluation;
-* ``checkpoints`` — the run's folder, checkpoints and resume;
-* ``results``     — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
-* ``cli``         — ``hf-lineage pretrain``.
+* ``pretrain_arguments`` — ``PretrainArguments``, the choice of backend and the checks made before any work;
+* ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
+* ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
+* ``resume``       — the run's folder, checkpoints and resume;
+* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
+* ``command_line`` — ``hf-lineage pretrain``.
 
 Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
 number of processes or where a run was resumed (``hf_lineage.data.examples``); losses are normalised by counts over
 the whole accumulated, all-process batch (``loop``); a checkpoint holds every RNG and the position in the epoch, so
-resuming after a SIGKILL continues bit for bit (``checkpoints``).
+resuming after a SIGKILL continues bit for bit (``resume``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from pathlib import Path
 
 from ..objectives import get_objective
 from ..registry import FAMILIES, family_classes, load_object
-from .arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
-from .checkpoints import resume
-from .data import build_loaders, load_data
+from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
+from .resume import resume
+from .loaders import build_loaders, load_data
 from .loop import Run, build_scheduler, plan_training, start_accelerator, train
 from .results import save_run
 

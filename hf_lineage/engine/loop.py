@@ -21,9 +21,9 @@ from typing import Any
 import torch
 
 from ..optimization import CLOCK_POSITIONS, set_schedule_position
-from .arguments import PretrainArguments, PretrainError, check_not_silently_replicated
-from .checkpoints import save_checkpoint, set_rng_states
-from .data import Loaders
+from .pretrain_arguments import PretrainArguments, PretrainError, check_not_silently_replicated
+from .resume import save_checkpoint, set_rng_states
+from .loaders import Loaders
 
 
 def report_to(args) -> str | None:

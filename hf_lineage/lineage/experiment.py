@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .. import __version__
 from . import claims, diagnostics, plots, report
-from .data import prepare_corpus, prepare_task_data, read_task_file, task_files
+from .stage_data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import cell_variants, finetune, pretrained_variant, small_set_updates
 from .pretraining import describe_budget, pretrain_family
 from .probing import probing_wanted, run_probing_stage

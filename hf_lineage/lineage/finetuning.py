@@ -44,7 +44,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
 
     from .. import tasks
     from ..registry import family_classes
-    from ..tasks.arguments import DataTrainingArguments, ModelArguments
+    from ..tasks.recipe_arguments import DataTrainingArguments, ModelArguments
     from ..tasks.question_answering import QuestionAnsweringArguments
 
     spec, state = TASKS[task], process_state()
@@ -86,7 +86,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         **({"predict_with_generate": True} if generating else {}))
     given = {ModelArguments: model_args, DataTrainingArguments: data_args, arguments_class: training_args}
     if spec.kind == "question_answering":
-        from .data import read_task_file
+        from .stage_data import read_task_file
 
         # SQuAD 2.0 when some training question has no answer (the embedded sample: a third), so that the empty
         # answer can win; the shortcut checks are the QA recipe's own report, not the lineage's.

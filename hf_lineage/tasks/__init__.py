@@ -17,8 +17,8 @@ task                    module                      what it fine-tunes for
 
 Each task's ``run(*arguments, callbacks=None)`` (its argument dataclasses as ``Task.arguments`` lists them) and
 ``Task.main(argv)`` (a command line, as the script takes it) return the metrics written to ``all_results.json``.
-What they share, in the order a run meets it: ``arguments`` (the argument dataclasses, ``parse_arguments``,
-``run_cli``), ``data`` (the splits in the task's columns, label maps; the file formats themselves are read by
+What they share, in the order a run meets it: ``recipe_arguments`` (the argument dataclasses, ``parse_arguments``,
+``run_cli``), ``splits`` (the splits in the task's columns, label maps; the file formats themselves are read by
 ``hf_lineage.data.readers``) and ``training`` (the run's skeleton: a model that can do the task, ``--freeze_base``,
 encoding, the Trainer and its model card, train/evaluate/predict). The distillation and head-pruning recipes
 (``hf_lineage.compression``) build on the same pieces.
@@ -47,8 +47,8 @@ from transformers import (
 
 from ..registry import AutoModelForIntentAndSlots
 from . import classification, generation, intent_and_slots, labeling, question_answering
-from .arguments import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
-from .data import read_data_file, standardize
+from .recipe_arguments import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
+from .splits import read_data_file, standardize
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ from transformers import AutoModelForSequenceClassification, DataCollatorWithPad
 from .. import metrics as lineage_metrics
 from ..data.gpt_tasks import DataCollatorForGPTTasks, task_token_ids
 from . import training
-from .arguments import parse_arguments
-from .data import Split, build_label_maps, load_splits
+from .recipe_arguments import parse_arguments
+from .splits import Split, build_label_maps, load_splits
 from .training import RecipeTrainerMixin, family_of, family_rules, logits_of
 
 logger = logging.getLogger(__name__)

@@ -59,8 +59,8 @@ from transformers import (
 from .. import metrics as lineage_metrics
 from ..pretrained_folder import generation_config_for
 from . import training
-from .arguments import parse_arguments
-from .data import Split, load_splits
+from .recipe_arguments import parse_arguments
+from .splits import Split, load_splits
 from .training import RecipeTrainerMixin, family_of, family_rules, load_config, load_tokenizer, logits_of, require_auto_class
 
 logger = logging.getLogger(__name__)

@@ -45,9 +45,9 @@ from ..data.readers import DataFormatError, read_intent_and_slots
 from ..models.modeling_lineage_intent_and_slots import INTENT_AND_SLOTS_LOSS_KEYS
 from ..registry import AutoModelForIntentAndSlots
 from . import training
-from .arguments import parse_arguments
+from .recipe_arguments import parse_arguments
 from .classification import uses_gpt_transformations
-from .data import Split, _sorted_labels, wanted_splits
+from .splits import Split, _sorted_labels, wanted_splits
 from .labeling import reads_left_to_right, tokenize_and_align, word_predictions
 from .training import RecipeTrainerMixin, family_of
 

@@ -36,8 +36,8 @@ from transformers import AutoModelForTokenClassification, DataCollatorForTokenCl
 
 from .. import metrics as lineage_metrics
 from . import training
-from .arguments import parse_arguments
-from .data import build_label_maps, load_splits
+from .recipe_arguments import parse_arguments
+from .splits import build_label_maps, load_splits
 from .training import RecipeTrainerMixin, family_of, family_rules, logits_of
 
 logger = logging.getLogger(__name__)

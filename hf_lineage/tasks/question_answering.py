@@ -76,9 +76,9 @@ from ..models.pipeline_lineage_question_answering import (
     encode_question_context,
     uses_segment_ids,
 )
-from . import arguments, training
-from .arguments import DataTrainingArguments, ModelArguments
-from .data import Split, hub_split, wanted_splits
+from . import recipe_arguments, training
+from .recipe_arguments import DataTrainingArguments, ModelArguments
+from .splits import Split, hub_split, wanted_splits
 from .training import RecipeTrainerMixin, family_of, family_rules
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ ARGUMENTS = (ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, 
 def parse_arguments(argv=None):
     """(ModelArguments, DataTrainingArguments, QuestionAnsweringArguments, TrainingArguments) from ``argv`` (or a
     single ``.json`` file); a bare ``--freeze_base`` means true, as in the other recipes."""
-    return arguments.parse_arguments(argv, dataclass_types=ARGUMENTS)
+    return recipe_arguments.parse_arguments(argv, dataclass_types=ARGUMENTS)
 
 
 # --------------------------------------------------------------------------- data

@@ -23,8 +23,8 @@ from transformers import AutoConfig, AutoTokenizer, set_seed
 
 from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
 from ..registry import FAMILIES, Family, family_classes, family_of_config
-from .arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
-from .data import Split
+from .recipe_arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
+from .splits import Split
 
 # The config flag that freezes a family's pretrained features in its own task heads (NNLM and word2vec: the vectors;
 # ELMo: the biLM). Families without one (BERT, GPT) are frozen by turning off the gradients of ``model.base_model``.

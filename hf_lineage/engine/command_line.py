@@ -9,7 +9,7 @@ import sys
 from dataclasses import fields
 
 from .. import engine
-from .arguments import PretrainArguments, PretrainError
+from .pretrain_arguments import PretrainArguments, PretrainError
 
 
 def parse_set(pairs: list[str]) -> dict:

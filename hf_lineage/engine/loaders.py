@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 
 from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text
-from .arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
-from .checkpoints import start_output_dir
+from .pretrain_arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
+from .resume import start_output_dir
 
 
 def load_data(args, objective, accelerator, output_dir: Path):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import datasets
 
 from ..data.readers import DataFormatError, read_file
-from .arguments import TASKS, DataTrainingArguments
+from .recipe_arguments import TASKS, DataTrainingArguments
 
 
 @dataclass

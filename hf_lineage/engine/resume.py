@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .arguments import RUN_FILE, run_identity
+from .pretrain_arguments import RUN_FILE, run_identity
 
 STATE_FILE = "engine_state.json"
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .. import checkpoints
-from .data import prepare_corpus
+from .stage_data import prepare_corpus
 from .pretraining import describe_budget, pretrain_family
 from .settings import SCALES, LineageArguments
 
