@@ -7,7 +7,7 @@ deferred import hides a circle from Python at load time but not from a reader (t
 the engine's optimiser builder was entirely inside functions). Imports under ``if TYPE_CHECKING:`` count too: they
 never run, but a module that names another's type back for its annotations is a circle all the same (the one between
 ``vectors.word_vectors`` and its ``formats``/``conversion`` mixins was such). Not seen: ``importlib.import_module`` by
-name (the registry and ``OBJECTIVES`` tables).
+name (the "module:Name" strings of the registry's family entries).
 """
 
 from __future__ import annotations

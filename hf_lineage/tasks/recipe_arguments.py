@@ -19,7 +19,6 @@ from transformers import HfArgumentParser, TrainingArguments
 
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
-TASKS = ("sequence_labeling", "classification", "sentence_pairs", "generation")
 # What each task calls itself in messages and model cards.
 TASK_NAMES = {
     "sequence_labeling": "sequence labeling",
