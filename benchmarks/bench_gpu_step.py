@@ -25,7 +25,7 @@ rate of an 8192³ bf16 matrix product on this device. The same count is applied 
 ratios are speed ratios.
 
     python benchmarks/bench_gpu_step.py --json gpu_step.json [--compile] [--cases bert gpt ...] \
-        [--corpus hf_lineage/lineage/samples/corpus.train.txt]
+        [--corpus hf_lineage/samples/lineage/corpus.train.txt]
 
 On a machine without CUDA it runs the same code on the CPU at toy sizes (``--device cpu`` is implied), to check the
 script, not to measure anything.

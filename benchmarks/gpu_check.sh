@@ -58,7 +58,7 @@ if ! "$PY" -c "import hf_lineage" 2>/dev/null; then  # no editable install (no s
     export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
 phase cuda_tests 90 env HF_LINEAGE_TEST_CUDA=1 "$PY" -m pytest tests/test_cuda.py -v -p no:cacheprovider
-phase model_steps 200 "$PY" benchmarks/bench_gpu_step.py --compile --corpus hf_lineage/lineage/samples/corpus.train.txt \
+phase model_steps 200 "$PY" benchmarks/bench_gpu_step.py --compile --corpus hf_lineage/samples/lineage/corpus.train.txt \
     --json "$OUT/gpu_step.json"
 phase lineage_small 150 "$PY" -m hf_lineage.lineage --scale small --families word2vec gpt bert --tasks labeling pairs \
     --budget-words 300000 --task-train 1000 --curve-sizes --variants --output-dir /tmp/lineage_small

@@ -9,7 +9,7 @@ slot F1 (seqeval) and exact match (intent and every tag right).
 
 Data: ATIS / SNIPS folders as Goo et al. (2018) and JointBERT ship them (``seq.in``, ``seq.out``, ``label``,
 line-aligned), or ``.jsonl`` files of ``{"words": [...], "slots": [...], "intent": "..."}``. A small sample ships
-with the package: hf_lineage/data/samples/slots.{train,validation}.jsonl (from E2E NLG, CC BY-SA 4.0).
+with the package: hf_lineage/samples/slots/slots.{train,validation}.jsonl (from E2E NLG, CC BY-SA 4.0).
 
 Runs the same under ``accelerate launch`` or ``torchrun``. Options: ``--help``; details:
 hf_lineage/tasks/intent_and_slots.py.

@@ -1,4 +1,4 @@
-"""Build the context tasks of ``hf-lineage lineage``: ``hf_lineage/lineage/context_tasks/``.
+"""Build the context tasks of ``hf-lineage lineage``: ``hf_lineage/samples/context_tasks/``.
 
 The E2E classification and paraphrase samples are solved by a bag of words (word identity, no context). These are
 built so that a bag of words cannot solve them; ``order`` and ``order_pairs`` (the default run's) are also learnt by a
@@ -35,7 +35,7 @@ English EWT (CC BY-SA 4.0): training examples from ``en_ewt-ud-train.conllu``, v
     most ``USES_PER_OCCURRENCE`` pairs, then shuffled. The label is whether two sentence-level properties agree (an
     exclusive or), which a linear model over the two bags of words cannot represent.
 
-    python scripts/make_context_tasks.py                # ../shared/data -> hf_lineage/lineage/context_tasks
+    python scripts/make_context_tasks.py                # ../shared/data -> hf_lineage/samples/context_tasks
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 from hf_lineage.data.readers import read_conllu  # noqa: E402
 
 DEFAULT_DATA_DIR = ROOT.parent / "shared" / "data"
-DEFAULT_OUTPUT_DIR = ROOT / "hf_lineage" / "lineage" / "context_tasks"
+DEFAULT_OUTPUT_DIR = ROOT / "hf_lineage" / "samples" / "context_tasks"
 SEED = 0
 EWT_FILES = {"train": "en_ewt-ud-train.conllu", "validation": "en_ewt-ud-dev.conllu"}
 SENTENCE_WORDS = (5, 25)  # short sentences: one swapped pair or one word is a larger share of what a model reads

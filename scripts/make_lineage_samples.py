@@ -1,4 +1,4 @@
-"""Build the small data samples that ``hf-lineage lineage`` runs on: ``hf_lineage/lineage/samples/``.
+"""Build the small data samples that ``hf-lineage lineage`` runs on: ``hf_lineage/samples/lineage/``.
 
 A developer tool, not part of the package: it reads the shared data folder (``<repo>/../shared/data`` by default)
 and (re)writes every file in the samples folder. The package only reads the written files, never the shared data.
@@ -91,7 +91,7 @@ sys.path.insert(0, str(REPO))  # run from a checkout without installing the pack
 from hf_lineage.data.readers import read_conllu, read_e2e_csv  # noqa: E402
 
 DEFAULT_DATA_DIR = REPO.parent / "shared" / "data"
-DEFAULT_OUTPUT_DIR = REPO / "hf_lineage" / "lineage" / "samples"
+DEFAULT_OUTPUT_DIR = REPO / "hf_lineage" / "samples" / "lineage"
 
 SEED = 0
 CORPUS_TRAIN_WORDS = 600_000

@@ -1,4 +1,4 @@
-"""Build the probing sample that ``hf-lineage analyze probes`` runs on: ``hf_lineage/analysis/data/``.
+"""Build the probing sample that ``hf-lineage analyze probes`` runs on: ``hf_lineage/samples/analysis/``.
 
 A developer tool, not part of the package: it reads UD English EWT (CC BY-SA 4.0) from the shared data folder and
 (re)writes ``probing.train.jsonl``, ``probing.validation.jsonl`` and their ``README.md``. The package only reads the
@@ -119,7 +119,7 @@ def readme(summaries: dict) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--output-dir", type=Path, default=ROOT / "hf_lineage" / "analysis" / "data")
+    parser.add_argument("--output-dir", type=Path, default=ROOT / "hf_lineage" / "samples" / "analysis")
     args = parser.parse_args(argv)
     args.output_dir.mkdir(parents=True, exist_ok=True)
     summaries = {}

@@ -1,7 +1,7 @@
 """Task data for the recipe tests in the formats people download, from what ships with the repository, so the tests
 need no ../shared/data: the hand-written CoNLL-2003 and TREC files in ``tests/fixtures/task_data/`` (Apache-2.0) and,
 for the other formats, files written here from the package's embedded samples (UD English EWT and E2E NLG,
-CC BY-SA 4.0; ``hf_lineage/lineage/samples/README.md``). Both READMEs give the details."""
+CC BY-SA 4.0; ``hf_lineage/samples/lineage/README.md``). Both READMEs give the details."""
 
 import csv
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "task_data"
-SAMPLES = REPO / "hf_lineage" / "lineage" / "samples"
+SAMPLES = REPO / "hf_lineage" / "samples" / "lineage"
 
 
 def _jsonl(name, n=None):

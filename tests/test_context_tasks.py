@@ -1,4 +1,4 @@
-"""The context tasks of ``hf-lineage lineage`` (``hf_lineage/lineage/context_tasks``): balanced labels, a bag of words
+"""The context tasks of ``hf-lineage lineage`` (``hf_lineage/samples/context_tasks``): balanced labels, a bag of words
 near the majority class, what each label means (checked against the UD source when ../shared/data is there) and a
 build script that reproduces every file."""
 

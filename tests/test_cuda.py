@@ -9,7 +9,7 @@ import torch
 
 pytestmark = pytest.mark.cuda
 
-SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "lineage" / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "samples" / "lineage"
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -907,7 +907,7 @@ def test_polysemy_a_trained_biLM_separates_two_senses_of_bank():
 def sentence_text(tmp_path_factory):
     """One lower-cased sentence per line, as in PTB (which may not be redistributed), cut from the package's
     WikiText-2 sample: 600 for training, 100 for validation."""
-    sample = REPO / "hf_lineage" / "lineage" / "samples" / "corpus.train.txt"
+    sample = REPO / "hf_lineage" / "samples" / "lineage" / "corpus.train.txt"
     sentences = []
     for line in sample.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.strip().startswith("="):  # paragraphs, not headings or blank lines

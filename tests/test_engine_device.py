@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from hf_lineage.engine import loaders as engine_data
 from hf_lineage.pretrain import PretrainArguments, main
 
-SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "lineage" / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "samples" / "lineage"
 
 
 @pytest.fixture(scope="module")

@@ -714,7 +714,7 @@ print(type(AutoModelForMultipleChoice.from_pretrained(path, trust_remote_code=Tr
 @pytest.fixture(scope="module")
 def wikitext(tmp_path_factory):
     root = tmp_path_factory.mktemp("wikitext")
-    source = REPO / "hf_lineage" / "lineage" / "samples"  # the start of WikiText-2's train and valid files
+    source = REPO / "hf_lineage" / "samples" / "lineage"  # the start of WikiText-2's train and valid files
     (root / "train.txt").write_text((source / "corpus.train.txt").read_text(encoding="utf-8")[:60_000])
     (root / "valid.txt").write_text((source / "corpus.validation.txt").read_text(encoding="utf-8")[:15_000])
     return root

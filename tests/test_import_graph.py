@@ -30,6 +30,8 @@ LAYERS = [
     {
         "hf_lineage.registry": "plugs each family's config and modeling modules (read by name) into the Auto classes",
         "hf_lineage.checkpoints": "the shipped pretrained folders (data) and their paths, one per registered family",
+        "hf_lineage.samples": "the data home: every shipped data sample (data) and the folders' paths; imports "
+        "nothing of the package, so every layer above the models may ask it where a sample is",
         "hf_lineage.tokenization": "tokenizer trainers on the tokenizers library",
         "hf_lineage.data": "collators, readers and the reproducible examples and samplers, on tokenizers",
         "hf_lineage.metrics": "local evaluate modules",

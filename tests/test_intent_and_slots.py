@@ -19,7 +19,7 @@ from hf_lineage.tasks.labeling import words_as_in_running_text
 from conftest import REPO
 from test_recipes import _build_tokenizer
 
-SAMPLES = REPO / "hf_lineage" / "data" / "samples"
+SAMPLES = REPO / "hf_lineage" / "samples" / "slots"
 TRAIN, VALIDATION = str(SAMPLES / "slots.train.jsonl"), str(SAMPLES / "slots.validation.jsonl")
 INTENTS = ["family_friendly", "not_family_friendly", "not_mentioned"]
 TAGS = ["B-name", "I-name", "B-near", "I-near", "O"]

@@ -1,4 +1,4 @@
-"""The data samples embedded for `hf-lineage lineage` (hf_lineage/lineage/samples/, written by
+"""The data samples embedded for `hf-lineage lineage` (hf_lineage/samples/lineage/, written by
 scripts/make_lineage_samples.py): the manifest matches the files, the recipes' readers read every task file into the
 task's columns with labels the recipes accept, splits do not share MRs, labels are balanced (pairs) or not dominated by
 one class (classification), and — with the shared data present — the samples agree with their sources (every
@@ -22,7 +22,7 @@ from hf_lineage.tasks.splits import Split, build_label_maps, read_data_file, sta
 
 from conftest import REPO, SHARED_DATA
 
-SAMPLES = Path(str(resources.files("hf_lineage.lineage") / "samples"))
+SAMPLES = Path(str(resources.files("hf_lineage.samples") / "lineage"))
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text(encoding="utf-8"))
 GENRES = ["answers", "email", "newsgroup", "reviews", "weblog"]
 FAMILY_FRIENDLY = ["no", "not mentioned", "yes"]

@@ -17,7 +17,7 @@ from hf_lineage.pretrain import PretrainError, main, parse_set
 from conftest import REPO
 
 # The embedded WikiText-2 sample: the first articles of wiki.train.tokens / wiki.valid.tokens, byte for byte.
-SAMPLES = REPO / "hf_lineage" / "lineage" / "samples"
+SAMPLES = REPO / "hf_lineage" / "samples" / "lineage"
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ def test_the_lineage_sets_what_the_tiny_defaults_touch_so_its_runs_do_not_change
 
 # --------------------------------------------------------------------------- word2vec: every option honoured or refused
 
-SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "lineage" / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "samples" / "lineage"
 # What word2vec's CPU trainer (``--backend cpu``, and ``auto`` on a CPU machine) does with each option it uses.
 CPU_TRAINER_USES = {
     "family", "output_dir", "config", "overrides", "train_file", "tokenizer", "vocab_size", "seed", "num_epochs",

@@ -60,7 +60,7 @@ def test_the_embedded_sample_labels_nouns_with_number_and_finite_verbs_with_tens
         assert len(record["tokens"]) == len(record["upos"])
         assert all(record["upos"][i] == "NOUN" and label in ("Sing", "Plur") for i, label in record["number"])
         assert all(record["upos"][i] in ("VERB", "AUX") and label in ("Past", "Pres") for i, label in record["tense"])
-    assert len(probes.labelled_words(train, "number").labels) == 2681  # the counts in analysis/data/README.md
+    assert len(probes.labelled_words(train, "number").labels) == 2681  # the counts in hf_lineage/samples/analysis/README.md
     assert len(probes.labelled_words(validation, "tense").labels) == 456
 
 

@@ -25,7 +25,7 @@ from hf_lineage.tokenization import train_wordlevel_tokenizer
 
 from conftest import REPO, run_without_hf_lineage
 
-SAMPLE = REPO / "hf_lineage" / "lineage" / "samples" / "corpus.train.txt"
+SAMPLE = REPO / "hf_lineage" / "samples" / "lineage" / "corpus.train.txt"
 A, B, C, X = 4, 5, 6, 7  # token ids of a toy vocabulary after the 4 specials
 
 

@@ -37,7 +37,7 @@ gensim = pytest.importorskip("gensim")
 from gensim.models import Word2Vec  # noqa: E402
 
 # The embedded WikiText-2 sample: wiki.train.tokens' first 598k words, byte for byte.
-WIKITEXT = REPO / "hf_lineage" / "lineage" / "samples" / "corpus.train.txt"
+WIKITEXT = REPO / "hf_lineage" / "samples" / "lineage" / "corpus.train.txt"
 # Zipf-like counts with ties, after the 4 specials (count 0: never trained).
 COUNTS = np.array([0, 0, 0, 0, 900, 400, 400, 250, 120, 120, 120, 60, 33, 20, 20, 9, 5, 5, 5, 2, 1])
 WORDS = [f"w{i}" for i in range(len(COUNTS))]

@@ -64,15 +64,17 @@ from scipy.special import entr
 from scipy.stats import entropy as distribution_entropy
 from sklearn.metrics import silhouette_score
 
+from .. import samples as _samples
+
 SHARE_THRESHOLD = 0.5
 BROAD_THRESHOLD = 0.8
 # share name -> the pattern a head dominated by it gets ("first" is renamed "[CLS]" for models with a [CLS] token)
 SHARE_PATTERNS = {"first": "first token", "sep": "[SEP]", "punctuation": "punctuation",
                   "previous": "previous token", "next": "next token"}
 OTHER_PATTERNS = ("broad", "mixed")
-# The shipped WikiText sample (CC BY-SA) of the lineage experiment, read as a file: analysis sits below lineage in
-# the layers and imports nothing from it.
-SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "lineage" / "samples" / "corpus.validation.txt"
+# The shipped WikiText sample (CC BY-SA) of the lineage experiment, from the package's data home (hf_lineage.samples,
+# the lowest layer): analysis sits below lineage in the layers and imports nothing from it.
+SAMPLE_CORPUS = _samples.LINEAGE / "corpus.validation.txt"
 
 
 # --------------------------------------------------------------------------- measures over attention maps

@@ -24,7 +24,7 @@ contextual vector here)::
     >>> result.plot("play.png", word="play")                                            # doctest: +SKIP
     >>> json.dumps(result.to_dict())                                                    # doctest: +SKIP
 
-The shipped sentences (``data/polysemy.jsonl``, written for this project, Apache-2.0) hold six words (play, bank,
+The shipped sentences (``hf_lineage/samples/analysis/polysemy.jsonl``, written for this project, Apache-2.0) hold six words (play, bank,
 spring, match, light, record) with two or three senses each and six or seven sentences per sense (83 in all).
 """
 
@@ -42,7 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-SENTENCES = Path(__file__).with_name("data") / "polysemy.jsonl"
+from .. import samples as _samples
+
+SENTENCES = _samples.ANALYSIS / "polysemy.jsonl"
 STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec", "lineage-svd"}  # read as WordVectors: input embeddings
 TIE_TOLERANCE = 1e-6  # cosines this close count as a tie between nearest neighbours
 
@@ -483,7 +485,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--words", nargs="+", metavar="WORD", help="only these words of the sentence set")
     parser.add_argument("--sentences", metavar="FILE",
                         help="JSON lines {word, sense, sentence} (default: the shipped set, "
-                             "hf_lineage/analysis/data/polysemy.jsonl)")
+                             "hf_lineage/samples/analysis/polysemy.jsonl)")
     parser.add_argument("--neighbours", type=int, default=3, help="nearest occurrences kept per occurrence")
     parser.add_argument("--permutations", type=int, default=1000,
                         help="sense shuffles behind the p-values of the summary table")

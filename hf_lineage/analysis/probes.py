@@ -10,7 +10,7 @@ of them) that predicts a word property:
 * ``number`` — Sing/Plur of every noun;
 * ``tense``  — Past/Pres of every finite verb or auxiliary.
 
-The words come from the embedded probing sample (UD English EWT, CC BY-SA 4.0: ``analysis/data/README.md``).
+The words come from the embedded probing sample (UD English EWT, CC BY-SA 4.0: ``hf_lineage/samples/analysis/README.md``).
 A word's vector is ``ContextualVectors``' (the mean over its sub-tokens for BERT's WordPiece and GPT's BPE); for
 the static families it is the input-embedding row of the word (the ``<unk>`` row for a word outside the vocabulary).
 
@@ -37,13 +37,13 @@ import sys
 import tempfile
 import warnings
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
+from .. import samples as _samples
 from ..contextual import ContextualVectors
 
 PROPERTIES = {
@@ -66,7 +66,7 @@ def load_probing_sample(split: str, sentences: int | None = None) -> list[dict]:
     for ``number``/``tense`` a list of (word position, label) for the words that carry the property."""
     if split not in ("train", "validation"):
         raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
-    text = resources.files(__package__).joinpath(f"data/probing.{split}.jsonl").read_text(encoding="utf-8")
+    text = (_samples.ANALYSIS / f"probing.{split}.jsonl").read_text(encoding="utf-8")
     records = [json.loads(line) for line in text.splitlines()]
     return records if sentences is None else records[:sentences]
 
@@ -482,7 +482,7 @@ def run_probes(models, properties=tuple(PROPERTIES), train_sentences: int | None
                 "bootstrap_samples": bootstrap_samples,
                 "pooling": "mean over a word's sub-tokens (BERT WordPiece, GPT BPE); static families: the word's "
                            "input-embedding row",
-                "data": "UD English EWT (CC BY-SA 4.0), hf_lineage/analysis/data"}
+                "data": "UD English EWT (CC BY-SA 4.0), hf_lineage/samples/analysis"}
     return ProbeResults(scores, described, settings)
 
 

@@ -1,5 +1,5 @@
-"""The intent-and-slots sample (``hf_lineage/data/samples/slots.{train,validation}.jsonl``), derived from the E2E NLG
-references embedded for ``hf-lineage lineage`` (``hf_lineage/lineage/samples/generation.{train,validation}.csv``,
+"""The intent-and-slots sample (``hf_lineage/samples/slots/slots.{train,validation}.jsonl``), derived from the E2E NLG
+references embedded for ``hf-lineage lineage`` (``hf_lineage/samples/lineage/generation.{train,validation}.csv``,
 CC BY-SA 4.0), deterministically: ``python -m hf_lineage.data.e2e_slots`` rewrites the files byte for byte.
 
 E2E pairs a meaning representation (MR: ``name [ The Eagle ] , eatType [ coffee shop ] , familyFriendly [ yes ]``)
@@ -35,8 +35,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1] / "lineage" / "samples"
-OUTPUT = Path(__file__).resolve().parent / "samples"
+from .. import samples as _samples
+
+SOURCE = _samples.LINEAGE
+OUTPUT = _samples.SLOTS
 SPLITS = {"train": "generation.train.csv", "validation": "generation.validation.csv"}
 TRAIN_SIZE = 1000
 SEED = 0
@@ -117,7 +119,7 @@ def build(source: Path = SOURCE) -> dict[str, bytes]:
             "intent_counts": dict(sorted(intents.items())),
             "majority_share": round(max(intents.values()) / len(records), 4),
             "slot_counts": dict(sorted(tags.items())),
-            "source": f"hf_lineage/lineage/samples/{name} (E2E NLG devset.csv)",
+            "source": f"hf_lineage/samples/lineage/{name} (E2E NLG devset.csv)",
             "license": "CC BY-SA 4.0",
             "sha256": hashlib.sha256(data).hexdigest(),
         }

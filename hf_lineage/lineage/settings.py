@@ -9,13 +9,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import samples as _samples
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
 VARIANTS = ("frozen", "finetuned", "scratch")
 # Run by default besides each family's main variant on every understanding task: from scratch, the question "does
 # pretraining help?" (the learning-curve task, labeling, runs it at every size in any case).
 DEFAULT_VARIANTS = ("scratch",)
-SAMPLES = Path(__file__).resolve().parent / "samples"
+SAMPLES = _samples.LINEAGE
 
 
 @dataclass(frozen=True)
@@ -186,19 +187,17 @@ TASKS = {
 # bag of words (word identity), and on generation every family stays below nearest-MR retrieval; they run when
 # named, and leaving them out keeps the default run within 15 minutes on a 2-core CPU.
 DEFAULT_TASKS = ("labeling", "order", "order_pairs")
-CONTEXT_TASKS = Path(__file__).resolve().parent / "context_tasks"
-# Each task's embedded sample: (training file, validation file). The four lineage tasks' files sit beside this
-# module; the QA and intent-and-slots samples are the recipes' own (built from the same E2E references).
-_PACKAGE = Path(__file__).resolve().parents[1]
+CONTEXT_TASKS = _samples.CONTEXT_TASKS
+# Each task's embedded sample: (training file, validation file), all in the package's data home (hf_lineage/samples);
+# the QA and intent-and-slots samples are the recipes' own (built from the same E2E references).
 SAMPLE_PATHS = {
     **{task: (SAMPLES / f"{task}.train.{ext}", SAMPLES / f"{task}.validation.{ext}")
        for task, ext in (("labeling", "jsonl"), ("classification", "jsonl"), ("pairs", "jsonl"),
                          ("generation", "csv"))},
     **{task: (CONTEXT_TASKS / f"{task}.train.jsonl", CONTEXT_TASKS / f"{task}.validation.jsonl")
        for task in ("order", "order_pairs", "shift", "wic")},
-    "qa": (_PACKAGE / "tasks" / "samples" / "qa.train.jsonl", _PACKAGE / "tasks" / "samples" / "qa.validation.jsonl"),
-    "intent_slots": (_PACKAGE / "data" / "samples" / "slots.train.jsonl",
-                     _PACKAGE / "data" / "samples" / "slots.validation.jsonl"),
+    "qa": (_samples.QA / "qa.train.jsonl", _samples.QA / "qa.validation.jsonl"),
+    "intent_slots": (_samples.SLOTS / "slots.train.jsonl", _samples.SLOTS / "slots.validation.jsonl"),
 }
 
 

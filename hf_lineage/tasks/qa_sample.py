@@ -1,7 +1,7 @@
-"""The embedded extractive-QA sample (``hf_lineage/tasks/samples/qa.{train,validation}.jsonl``): SQuAD 2.0-style
+"""The embedded extractive-QA sample (``hf_lineage/samples/qa/qa.{train,validation}.jsonl``): SQuAD 2.0-style
 questions generated from E2E NLG meaning representations, answered by spans of the human reference.
 
-Source: the E2E generation sample the package already ships (``hf_lineage/lineage/samples/generation.*.csv``:
+Source: the E2E generation sample the package already ships (``hf_lineage/samples/lineage/generation.*.csv``:
 E2E ``devset.csv``, MR and reference tokenized like WikiText, split by MR), so train and validation share no MR;
 the 5 validation references that also occur (word for word, under an MR differing only in ``familyFriendly``) in
 the training file are left out, so no passage is in both.
@@ -21,7 +21,7 @@ SQuAD 2.0's training set. Each line: ``{"id", "title" (the venue), "slot", "ques
 "answers": {"text": [...], "answer_start": [...]}}``, the flat format of Hugging Face's ``squad_v2``.
 
 License: CC BY-SA 4.0, as E2E (an adaptation: questions written from the MRs, references unchanged); see
-``samples/README.md``. ``python -m hf_lineage.tasks.qa_sample [--output-dir DIR]`` rewrites the files, byte for
+``hf_lineage/samples/qa/README.md``. ``python -m hf_lineage.tasks.qa_sample [--output-dir DIR]`` rewrites the files, byte for
 byte the same.
 """
 
@@ -34,8 +34,10 @@ import random
 import re
 from pathlib import Path
 
-SAMPLES = Path(__file__).parent / "samples"
-E2E_SAMPLES = Path(__file__).parents[1] / "lineage" / "samples"
+from .. import samples as _samples
+
+SAMPLES = _samples.QA
+E2E_SAMPLES = _samples.LINEAGE
 SPLITS = ("train", "validation")
 SEED = 0
 ANSWERABLE = {"train": 2000, "validation": 400}
