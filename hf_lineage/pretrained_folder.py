@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-
 from typing import Any
 
 from .registry import FAMILIES, family_of_config

@@ -130,3 +130,21 @@ def test_finetune_question_answering_runs_on_the_shipped_sample(tmp_path):
     assert "eval_passage_only_f1" in results  # the recipe's shortcut checks ran
     assert len(json.loads((out / "eval_predictions.json").read_text())) == 16
     assert transformers.AutoModelForQuestionAnswering.from_pretrained(out).config.model_type == "lineage-bert"
+
+
+def test_no_function_in_tasks_or_compression_is_longer_than_a_screen():
+    """The skeleton lives once in tasks/training.py and each step is a function of its own: a function over 80 lines
+    (``def`` to its last line) is a place to split."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "hf_lineage"
+    long = []
+    for folder in ("tasks", "compression"):
+        for path in sorted((package / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = node.end_lineno - node.lineno + 1
+                    if length > 80:
+                        long.append(f"{folder}/{path.name}:{node.name} ({length} lines)")
+    assert not long, long
