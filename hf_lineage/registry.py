@@ -24,6 +24,9 @@ class Family:
     config: str  # "configuration_lineage_gpt:LineageGPTConfig"
     modeling: str  # "modeling_lineage_gpt", whose AUTO_CLASSES table names the classes
     objective: str  # its pre-training objective for the engine, "hf_lineage.objectives.gpt:GPTObjective"
+    # The named size of its paper's configuration, what ``hf-lineage pretrain FAMILY`` trains unless ``--config`` says
+    # otherwise (as ``BertConfig()`` is BERT-base and gensim's ``Word2Vec()`` the C tool's); ``tiny`` is for tests.
+    paper_size: str
     # Its own CPU trainer, ``function(settled PretrainArguments, objective) -> output dir``, which ``pretrain()`` may
     # pick instead of the engine (``--backend``); imported only then (numba, scikit-learn).
     cpu_trainer: str | None = None
@@ -48,20 +51,20 @@ class Family:
 # In lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 FAMILIES = {
     "svd": Family("configuration_lineage_svd:LineageSvdConfig", "modeling_lineage_svd",
-                  "hf_lineage.objectives.svd:SvdObjective", cpu_trainer="hf_lineage.cpu.svd:pretrain_svd",
+                  "hf_lineage.objectives.svd:SvdObjective", "levy2015", cpu_trainer="hf_lineage.cpu.svd:pretrain_svd",
                   causal_lm=True),
     "nnlm": Family("configuration_lineage_nnlm:LineageNNLMConfig", "modeling_lineage_nnlm",
-                   "hf_lineage.objectives.nnlm:NNLMObjective", causal_lm=True, labels_last_token=True),
+                   "hf_lineage.objectives.nnlm:NNLMObjective", "mlp1", causal_lm=True, labels_last_token=True),
     "word2vec": Family("configuration_lineage_word2vec:LineageWord2VecConfig", "modeling_lineage_word2vec",
-                       "hf_lineage.objectives.word2vec:Word2VecObjective",
+                       "hf_lineage.objectives.word2vec:Word2VecObjective", "mikolov2013",
                        cpu_trainer="hf_lineage.cpu.word2vec:pretrain_word2vec", causal_lm=True),
     "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
-                   "hf_lineage.objectives.elmo:ElmoObjective",
+                   "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer", causal_lm=True, left_padding=False),
     "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
-                  "hf_lineage.objectives.gpt:GPTObjective", causal_lm=True, labels_last_token=True, task_tokens=True),
+                  "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True, task_tokens=True),
     "bert": Family("configuration_lineage_bert:LineageBertConfig", "modeling_lineage_bert",
-                   "hf_lineage.objectives.bert:BertObjective"),
+                   "hf_lineage.objectives.bert:BertObjective", "base"),
 }
 
 

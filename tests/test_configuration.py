@@ -180,7 +180,10 @@ def test_a_shipped_config_saves_the_same_json_it_was_loaded_from(family, tmp_pat
 
     shipped = hf_lineage.checkpoints.path(family) / "config.json"
     AutoConfig.from_pretrained(shipped.parent).save_pretrained(tmp_path)
-    assert json.loads((tmp_path / "config.json").read_text()) == json.loads(shipped.read_text())
+    saved, original = (json.loads(path.read_text()) for path in (tmp_path / "config.json", shipped))
+    # Every key and value but the version of transformers that wrote the file (the oldest supported one differs).
+    assert saved.pop("transformers_version") and original.pop("transformers_version")
+    assert saved == original
 
 
 @pytest.mark.parametrize("family", FAMILIES)

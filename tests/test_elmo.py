@@ -924,7 +924,7 @@ def test_pretrain_elmo_end_to_end(sentence_text, tmp_path):
     from hf_lineage.cli import main
 
     out = tmp_path / "elmo"
-    code = main(["pretrain", "elmo", "--train-file", str(sentence_text / "train.txt"), "--validation-file",
+    code = main(["pretrain", "elmo", "--config", "tiny", "--train-file", str(sentence_text / "train.txt"), "--validation-file",
                  str(sentence_text / "valid.txt"), "--output-dir", str(out), "--vocab-size", "800", "--max-seq-length",
                  "40", "--per-device-batch-size", "16", "--max-steps", "30", "--report-to", "none",
                  "--set", "cell_clip=null", "--set", "proj_clip=null"])

@@ -69,7 +69,7 @@ corpus, out = sys.argv[1], Path(sys.argv[2])
 # The two entries: nothing else is edited.
 registry.FAMILIES["toy"] = registry.Family("toy_family.configuration_lineage_toy:LineageToyConfig",
                                            "toy_family.modeling_lineage_toy", "toy_family.objective_toy:ToyObjective",
-                                           causal_lm=True, labels_last_token=True)
+                                           "tiny", causal_lm=True, labels_last_token=True)
 registry.register_family("toy")
 settings.LINEAGE_FAMILIES["toy"] = dataclasses.replace(
     settings.LINEAGE_FAMILIES["nnlm"], label="Toy", color="tab:pink", objective="a toy objective",

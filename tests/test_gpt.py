@@ -720,15 +720,20 @@ def wikitext(tmp_path_factory):
     return root
 
 
-def test_pretrain_gpt_end_to_end_and_the_saved_model_generates(wikitext, tmp_path):
+def test_pretrain_gpt_end_to_end_and_the_saved_model_generates(wikitext, tmp_path, capsys):
     from hf_lineage.cli import main
 
     out = tmp_path / "gpt"
-    code = main(["pretrain", "gpt", "--train-file", str(wikitext / "train.txt"), "--validation-file",
+    code = main(["pretrain", "gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"), "--validation-file",
                  str(wikitext / "valid.txt"), "--output-dir", str(out), "--vocab-size", "500", "--max-seq-length",
                  "64", "--per-device-batch-size", "8", "--max-steps", "30", "--warmup-steps", "3",
                  "--learning-rate", "3e-3", "--report-to", "none", "--log-every", "10"])
     assert code == 0
+    # Said before the first step: what will be trained.
+    said = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("hf-lineage pretrain gpt:"))
+    for part in ("config tiny", "M parameters", "vocabulary ", "sequences of 64 tokens", "global batch 8",
+                 "30 optimiser steps", "on cpu", "precision no"):
+        assert part in said, (part, said)
     results = json.loads((out / "train_results.json").read_text())
     assert results["step"] == 30 and results["examples_seen"] == 240
     evaluation = results["eval"]

@@ -362,7 +362,7 @@ def _run_cli(tmp_path, *extra, train_lines=None):
     (tmp_path / "train.txt").write_text("\n".join(train_lines if train_lines is not None else CORPUS * 6) + "\n")
     (tmp_path / "valid.txt").write_text("\n".join(CORPUS[:8]) + "\n")
     out = tmp_path / "out"
-    code = main(["pretrain", "nnlm", "--train-file", str(tmp_path / "train.txt"), "--validation-file",
+    code = main(["pretrain", "nnlm", "--config", "tiny", "--train-file", str(tmp_path / "train.txt"), "--validation-file",
                  str(tmp_path / "valid.txt"), "--output-dir", str(out), "--max-seq-length", "24",
                  "--per-device-batch-size", "4", "--report-to", "none", *extra])
     return code, out

@@ -13,7 +13,7 @@ import hf_lineage.pretrain as engine
 from hf_lineage.lineage import pretraining
 from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
 from hf_lineage.objectives import objective_class
-from hf_lineage.registry import FAMILIES
+from hf_lineage.registry import FAMILIES, family_classes
 from hf_lineage.pretrain import PretrainArguments, resolve_defaults
 
 
@@ -277,3 +277,15 @@ def test_a_backend_the_arguments_rule_out_is_refused_before_either_trainer_start
     with pytest.raises(engine.PretrainError, match=re.escape(message)):
         run(family, **given)
     assert trained == [] and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_a_family_named_without_a_config_is_its_papers(family):
+    """``hf-lineage pretrain FAMILY`` trains the paper's configuration (BERT-base, GPT, ELMo original, ...), as
+    ``BertConfig()`` and gensim's ``Word2Vec()`` do; ``--config tiny`` is asked for, and only it makes the run small."""
+    args = PretrainArguments(family=family, output_dir="unused")
+    resolve_defaults(args, objective_class(family)(args))
+    config_class, _ = family_classes(family)
+    assert args.config == FAMILIES[family].paper_size != "tiny" and args.config in config_class.named_sizes
+    objective = objective_class(family)
+    assert all(getattr(args, k) == v for k, v in objective.defaults.items()), "the paper's defaults, not tiny's"

@@ -254,7 +254,7 @@ def test_a_static_head_on_frozen_vectors_learns_a_toy_task(saved):
 
 def test_pretrain_svd_through_the_cli(corpus_file, tmp_path, capsys):
     out = tmp_path / "cli"
-    assert cli_main(["pretrain", "svd", "--train-file", str(corpus_file), "--output-dir", str(out),
+    assert cli_main(["pretrain", "svd", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir", str(out),
                      "--set", "min_count=3", "--set", "eig=0", "--set", "neg=5", "--set", "window=3",
                      "--vocab-size", "500"]) == 0
     model = AutoModel.from_pretrained(out)

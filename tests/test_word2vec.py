@@ -678,7 +678,7 @@ def _initial_and_final_loss(out, corpus_file):
 
 def test_engine_backend_trains_end_to_end_through_the_cli(tmp_path, corpus_file):
     out = tmp_path / "engine"
-    code = cli_main(["pretrain", "word2vec", "--backend", "engine", "--train-file", str(corpus_file), "--output-dir",
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "engine", "--train-file", str(corpus_file), "--output-dir",
                      str(out), "--set", "min_count=3", "--set", "epochs=2", "--per-device-batch-size", "8",
                      "--report-to", "none"])
     assert code == 0
@@ -693,7 +693,7 @@ def test_engine_backend_trains_end_to_end_through_the_cli(tmp_path, corpus_file)
 
 def test_cpu_backend_writes_the_same_kind_of_folder(tmp_path, corpus_file):
     out = tmp_path / "cpu"
-    code = cli_main(["pretrain", "word2vec", "--backend", "cpu", "--train-file", str(corpus_file), "--output-dir",
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "cpu", "--train-file", str(corpus_file), "--output-dir",
                      str(out), "--set", "min_count=3", "--set", "epochs=3"])
     assert code == 0
     results = json.loads((out / "train_results.json").read_text())

@@ -36,7 +36,7 @@ from ..registry import FAMILIES, family_classes, load_object
 from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
 from .resume import resume
 from .loaders import build_loaders, load_data
-from .loop import Run, build_scheduler, plan_training, start_accelerator, train
+from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
 from .results import save_run
 
 __all__ = ["PretrainArguments", "PretrainError", "pretrain"]
@@ -49,7 +49,10 @@ def pretrain(args: PretrainArguments) -> str:
     on_cpu = use_cpu_backend(args, objective, given_options(args))
     settle_arguments(args, objective, on_cpu)
     if on_cpu:
-        return load_object(FAMILIES[args.family].cpu_trainer)(args, objective)
+        trainer = FAMILIES[args.family].cpu_trainer
+        print(f"hf-lineage pretrain {args.family}: config {args.config}" + (f" with {args.overrides}" if args.overrides
+              else "") + f", its own CPU trainer ({trainer.split(':')[0]}), float32 on the CPU", flush=True)
+        return load_object(trainer)(args, objective)
 
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)
@@ -57,6 +60,7 @@ def pretrain(args: PretrainArguments) -> str:
     model = build_model(args.family, objective, config)
     loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
     plan = plan_training(args, loaders.train, accelerator.num_processes)
+    accelerator.print(describe_run(args, model, plan, accelerator), flush=True)
     optimizer = objective.build_optimizer(model, args)
     scheduler = build_scheduler(args, optimizer, plan)
     model, optimizer, loaders.train = accelerator.prepare(model, optimizer, loaders.train)

@@ -27,7 +27,8 @@ def parse_set(pairs: list[str]) -> dict:
 
 
 FLAG_HELP = {
-    "config": "named size of the family's config (e.g. tiny, base); tiny also makes the batch, sequence length and "
+    "config": "named size of the family's config (default: its paper's: bert base, gpt gpt, elmo original, nnlm mlp1, "
+    "word2vec mikolov2013, svd levy2015); tiny, for smoke runs and tests, also makes the batch, sequence length and "
     "vocabulary small (8 x 64, 8000 words; word2vec's are small already) unless given",
     "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents",
     "validation_file": "held-out text for periodic evaluation",

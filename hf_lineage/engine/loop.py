@@ -83,6 +83,25 @@ def plan_training(args, train_loader, num_processes: int) -> Plan:
                 args.per_device_batch_size * num_processes)
 
 
+def describe_run(args, model, plan: Plan, accelerator) -> str:
+    """What the run will train, said before the first step: named size, parameters, vocabulary, sequence length,
+    batch, length of the run, device and precision."""
+    parameters = sum(p.numel() for p in model.parameters())
+    vocabulary = getattr(model.config, "vocab_size", None)
+    if plan.time_budget:
+        length = f"{plan.time_budget:g} s of training" + (f" (at most {args.max_steps:,} steps)" if args.max_steps else "")
+    else:
+        epochs = f" ({plan.max_steps / plan.steps_per_epoch:.3g} epochs)" if plan.steps_per_epoch else ""
+        length = f"{plan.max_steps:,} optimiser steps{epochs}"
+    return (f"hf-lineage pretrain {args.family}: config {args.config}"
+            + (f" with {args.overrides}" if args.overrides else "")
+            + f", {parameters / 1e6:,.2f}M parameters, vocabulary {vocabulary:,}, sequences of {args.max_seq_length} "
+            f"tokens, global batch {plan.global_batch * args.gradient_accumulation_steps} "
+            f"({args.per_device_batch_size} per device x {args.gradient_accumulation_steps} accumulation x "
+            f"{accelerator.num_processes} process(es)), {length}, on {accelerator.device}, precision "
+            f"{accelerator.mixed_precision}")
+
+
 def build_scheduler(args, optimizer, plan: Plan):
     """The learning-rate schedule, stepped by hand once per optimiser step (Accelerate's wrapper would step it once
     per process), or put at the clock's position under a time budget."""

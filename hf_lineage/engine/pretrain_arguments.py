@@ -27,7 +27,7 @@ class PretrainArguments:
 
     family: str
     output_dir: str
-    config: str = "tiny"
+    config: str | None = None  # a named size of the family's config; None: its paper's (``Family.paper_size``)
     overrides: dict = field(default_factory=dict)
     train_file: list[str] | None = None
     validation_file: list[str] | None = None
@@ -245,6 +245,8 @@ def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bo
 
 def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:
     """Fill every option left at None with the family's default: its paper's, made small for ``--config tiny``."""
+    if args.config is None:
+        args.config = FAMILIES[args.family].paper_size
     defaults = {**objective.defaults, **(objective.tiny_defaults if args.config == "tiny" else {})}
     for name, value in defaults.items():
         if getattr(args, name, None) is None:

@@ -27,8 +27,9 @@ class PretrainingObjective:
         lr_scheduler="linear", warmup_ratio=0.0, max_grad_norm=1.0, max_seq_length=128, per_device_batch_size=32,
         vocab_size=30000,
     )
-    # What ``--config tiny`` (the default config) changes in those: the papers' batches, sequences and vocabularies
-    # would make a smoke run on a laptop take seconds per step. A None value removes the paper's default.
+    # What ``--config tiny`` (asked for: the default is the paper's, ``registry.Family.paper_size``) changes in those:
+    # the papers' batches, sequences and vocabularies would make a smoke run on a laptop take seconds per step. A
+    # None value removes the paper's default.
     tiny_defaults: ClassVar[dict[str, Any]] = dict(per_device_batch_size=8, max_seq_length=64, vocab_size=8000)
     # Names ``--set`` takes besides the config's fields (NNLM: its tokenizer's options).
     set_options: ClassVar[tuple[str, ...]] = ()

@@ -49,7 +49,7 @@ def family_rules(config) -> Family:
     """The registry entry of a lineage config's family (its rules: which token of a word is labelled, GPT's task
     tokens, left padding); another library's model gets the defaults (``Family``'s field defaults)."""
     family = family_of_config(config)
-    return FAMILIES[family] if family else Family(config="", modeling="", objective="")
+    return FAMILIES[family] if family else Family(config="", modeling="", objective="", paper_size="")
 
 
 def load_config(model_args: ModelArguments, path: str | None = None, **overrides):
