@@ -30,7 +30,8 @@ from hf_lineage.pretrain import (
 
 def engine_args(args, tokenizer_dir, output_dir, **extra):
     return PretrainArguments(
-        family="bert", output_dir=str(output_dir), config="tiny", train_file=[args.corpus], tokenizer=str(tokenizer_dir),
+        family="bert", output_dir=str(output_dir), config="tiny", train_file=[args.corpus],
+        tokenizer=str(tokenizer_dir),
         max_steps=args.steps, per_device_batch_size=args.batch_size, report_to="none", log_every=10**9,
         seed=0, max_seq_length=128, **extra,  # the measured 32 x 128 (tiny's own default is 64 tokens)
     )

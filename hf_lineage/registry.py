@@ -62,7 +62,8 @@ FAMILIES = {
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer", causal_lm=True, left_padding=False),
     "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
-                  "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True, task_tokens=True),
+                  "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True,
+                  task_tokens=True),
     "bert": Family("configuration_lineage_bert:LineageBertConfig", "modeling_lineage_bert",
                    "hf_lineage.objectives.bert:BertObjective", "base"),
 }

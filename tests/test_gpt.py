@@ -724,8 +724,8 @@ def test_pretrain_gpt_end_to_end_and_the_saved_model_generates(wikitext, tmp_pat
     from hf_lineage.cli import main
 
     out = tmp_path / "gpt"
-    code = main(["pretrain", "gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"), "--validation-file",
-                 str(wikitext / "valid.txt"), "--output-dir", str(out), "--vocab-size", "500", "--max-seq-length",
+    code = main(["pretrain", "gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"),
+                 "--validation-file", str(wikitext / "valid.txt"), "--output-dir", str(out), "--vocab-size", "500", "--max-seq-length",
                  "64", "--per-device-batch-size", "8", "--max-steps", "30", "--warmup-steps", "3",
                  "--learning-rate", "3e-3", "--report-to", "none", "--log-every", "10"])
     assert code == 0

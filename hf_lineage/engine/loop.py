@@ -89,7 +89,9 @@ def describe_run(args, model, plan: Plan, accelerator) -> str:
     parameters = sum(p.numel() for p in model.parameters())
     vocabulary = getattr(model.config, "vocab_size", None)
     if plan.time_budget:
-        length = f"{plan.time_budget:g} s of training" + (f" (at most {args.max_steps:,} steps)" if args.max_steps else "")
+        length = f"{plan.time_budget:g} s of training"
+        if args.max_steps:
+            length += f" (at most {args.max_steps:,} steps)"
     else:
         epochs = f" ({plan.max_steps / plan.steps_per_epoch:.3g} epochs)" if plan.steps_per_epoch else ""
         length = f"{plan.max_steps:,} optimiser steps{epochs}"
