@@ -5,6 +5,7 @@ removed, works for transformers' own extractive QA models too. Every answer is c
 argmax over the model's own start and end logits."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -93,8 +94,8 @@ def test_a_saved_lineage_qa_model_answers_through_the_pipeline_as_its_logits_say
         config = json.load(f)
     assert config["custom_pipelines"]["question-answering"]["impl"] == (
         "pipeline_lineage_question_answering.LineageQuestionAnsweringPipeline")
-    with open(f"{folder}/pipeline_lineage_question_answering.py", "rb") as copied:
-        assert copied.read() == open(hf_lineage.models.pipeline_lineage_question_answering.__file__, "rb").read()
+    shipped = Path(hf_lineage.models.pipeline_lineage_question_answering.__file__)
+    assert (Path(folder) / shipped.name).read_bytes() == shipped.read_bytes()
     expected = argmax_answer(model, tokenizer, segment_ids=family != "gpt")
 
     from_folder = pipeline("question-answering", model=folder, trust_remote_code=True)
