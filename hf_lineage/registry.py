@@ -144,6 +144,37 @@ def register_family(family: str) -> None:
     AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast, exist_ok=True)
 
 
+# transformers 4's default for the task, so ``pipeline("question-answering")`` without a model picks what it did.
+QUESTION_ANSWERING_DEFAULT = {"model": {"pt": ("distilbert/distilbert-base-cased-distilled-squad", "564e9b5")}}
+
+
+def register_question_answering_pipeline() -> None:
+    """``pipeline("question-answering", model=...)`` for every extractive QA model, a lineage family's or
+    transformers' own: hf_lineage's pipeline (``models/pipeline_lineage_question_answering.py``) registered for the
+    task with transformers' ``PIPELINE_REGISTRY``, as transformers documents for adding a pipeline.
+
+    transformers 5 removed its own question-answering pipeline and lists the task in ``pipelines.REMOVED_TASKS``:
+    ``pipeline()`` checks that table (``_resolve_deprecated_task``, which raises ``KeyError: 'The task
+    question-answering has been removed from transformers...'``) *before* it looks the task up in the registry, so
+    registering alone is not enough. The table is read on every call and offers no other switch, so the entry is
+    taken out of it once the task has an implementation again; ``check_task`` and ``get_supported_tasks`` then
+    name the task as well. A folder whose config names the pipeline in ``custom_pipelines`` (every saved lineage
+    QA model) is served before either check, from its own copy of the file, with ``trust_remote_code=True``."""
+    from transformers import AutoModelForQuestionAnswering
+    from transformers import pipelines as transformers_pipelines
+
+    from .models.pipeline_lineage_question_answering import LineageQuestionAnsweringPipeline
+
+    registered = transformers_pipelines.PIPELINE_REGISTRY.supported_tasks.get("question-answering", {})
+    if registered.get("impl") is not LineageQuestionAnsweringPipeline:  # register_pipeline warns when overwriting
+        transformers_pipelines.PIPELINE_REGISTRY.register_pipeline(
+            "question-answering", pipeline_class=LineageQuestionAnsweringPipeline,
+            pt_model=AutoModelForQuestionAnswering, default=QUESTION_ANSWERING_DEFAULT, type="text",
+        )
+    getattr(transformers_pipelines, "REMOVED_TASKS", {}).pop("question-answering", None)
+
+
 def register_all() -> None:
     for family in FAMILIES:
         register_family(family)
+    register_question_answering_pipeline()

@@ -37,6 +37,7 @@ from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
+    QuestionAnsweringPipelineMixin,
     attention,
     attention_implementation,
     cache_argument,
@@ -840,7 +841,7 @@ class LineageBertForMultipleChoice(LineageBertPreTrainedModel):
         return tuple_or_dict(output, return_dict, self.config)
 
 
-class LineageBertForQuestionAnswering(LineageBertPreTrainedModel):
+class LineageBertForQuestionAnswering(QuestionAnsweringPipelineMixin, LineageBertPreTrainedModel):
     """Extractive QA (SQuAD): start and end logits for every token."""
 
     accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)

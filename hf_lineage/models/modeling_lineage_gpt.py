@@ -36,6 +36,7 @@ from .configuration_lineage_gpt import LineageGPTConfig
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
+    QuestionAnsweringPipelineMixin,
     attention,
     attention_implementation,
     cache_argument,
@@ -684,7 +685,7 @@ class LineageGPTQuestionAnsweringOutput(QuestionAnsweringModelOutput):
     lm_loss: torch.Tensor | None = None
 
 
-class LineageGPTForQuestionAnswering(LineageGPTForFineTuning):
+class LineageGPTForQuestionAnswering(QuestionAnsweringPipelineMixin, LineageGPTForFineTuning):
     """Extractive QA (SQuAD) in the paper's style of input transformation: ``<s> question $ passage <e>``, start and
     end logits from a linear layer on every final state (``qa_outputs``, as transformers' BertForQuestionAnswering).
 

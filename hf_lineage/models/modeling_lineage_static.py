@@ -55,6 +55,7 @@ from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_
 from .modeling_lineage_utils import (
     LSTMStateCache,
     LSTMStateGenerationMixin,
+    QuestionAnsweringPipelineMixin,
     check_ids_in_range,
     cross_entropy,
     pair_features,
@@ -346,7 +347,7 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
         return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
 
 
-class StaticVectorsForQuestionAnswering(StaticVectorsTaskModel):
+class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVectorsTaskModel):
     """Extractive QA (SQuAD): a span head over the family's features. The question and the passage come as one
     sequence (``tokenizer(question, passage, return_token_type_ids=True)``: ``token_type_ids`` 0 for the question,
     1 for the passage); the task encoder (a BiLSTM by default) reads the whole of it, so each passage state has seen

@@ -7,10 +7,17 @@ models (and any ``AutoModelForQuestionAnswering`` with a fast tokenizer): the pa
 all windows, at most ``max_answer_len`` tokens, inside the passage, mapped back to characters. With
 ``handle_impossible_answer`` the empty answer (the score at position 0) competes as in SQuAD 2.0.
 
-A model fine-tuned by ``recipes/question_answering.py`` names this file in ``config.custom_pipelines`` and carries a
-copy of it, so ``pipeline("question-answering", model=folder, trust_remote_code=True)`` builds it; with hf_lineage
-installed, ``hf_lineage.tasks.question_answering.question_answering_pipeline(folder)`` does the same without
-remote code.
+Two ways reach it through ``pipeline("question-answering", ...)``:
+
+* ``import hf_lineage`` registers it with transformers' ``PIPELINE_REGISTRY`` for the task (``hf_lineage.registry``),
+  so it serves any extractive QA model — a lineage family's, or transformers' own (``BertForQuestionAnswering``);
+* every lineage ``*ForQuestionAnswering`` names this file in ``config.custom_pipelines`` when saved and carries a
+  copy of it (``QuestionAnsweringPipelineMixin`` in ``modeling_lineage_utils.py``), so
+  ``pipeline("question-answering", model=folder, trust_remote_code=True)`` builds it without hf_lineage installed,
+  from the folder or its Hub copy.
+
+``hf_lineage.tasks.question_answering.question_answering_pipeline(folder)`` builds it for a folder without remote
+code (a saved folder names its pipeline, and transformers then asks for ``trust_remote_code``).
 
 Encoding: question first, as every family reads it (GPT: ``<s> question $ passage <e>``; a causal model must
 have read the question before the passage). Fast tokenizers give character offsets and overflowing windows
@@ -38,6 +45,24 @@ CUSTOM_PIPELINE = {
 
 def uses_segment_ids(config) -> bool:
     return getattr(config, "model_type", None) not in NO_SEGMENT_IDS
+
+
+def custom_pipelines_with_question_answering(custom_pipelines=None) -> dict:
+    """``config.custom_pipelines`` with this file's question-answering entry added (a new dict: transformers
+    rewrites the entry it reads in place, and a shared one would end up in the next config written)."""
+    merged = dict(custom_pipelines or {})
+    merged.update({task: {key: list(value) if isinstance(value, (list, tuple)) else value
+                          for key, value in entry.items()} for task, entry in CUSTOM_PIPELINE.items()})
+    return merged
+
+
+def pipeline_uses_segment_ids(config, tokenizer) -> bool:
+    """Whether the pipeline gives the model ``token_type_ids``. A lineage family: as in fine-tuning
+    (``uses_segment_ids``). Another library's model: when its tokenizer lists them among its model inputs, as
+    transformers 4's question-answering pipeline did (DistilBERT's does not, and its model takes none)."""
+    if str(getattr(config, "model_type", "")).startswith("lineage-"):
+        return uses_segment_ids(config)
+    return "token_type_ids" in (getattr(tokenizer, "model_input_names", None) or ())
 
 
 def _word_spans(text: str):
@@ -224,7 +249,8 @@ class LineageQuestionAnsweringPipeline(Pipeline):
         max_length = int(min(max_seq_len, limit, positions))
         doc_stride = min(doc_stride, max_length // 2)
         windows = encode_question_context(self.tokenizer, [example["question"]], [example["context"]], max_length,
-                                          doc_stride, segment_ids=uses_segment_ids(self.model.config))
+                                          doc_stride,
+                                          segment_ids=pipeline_uses_segment_ids(self.model.config, self.tokenizer))
         offsets = windows.pop("offset_mapping")
         windows.pop("example_index")
         model_inputs = self.tokenizer.pad(windows, return_tensors="pt")
@@ -247,4 +273,5 @@ class LineageQuestionAnsweringPipeline(Pipeline):
         return answers[0] if top_k == 1 else answers
 
 
-__all__ = ["LineageQuestionAnsweringPipeline", "best_answers", "encode_question_context", "uses_segment_ids"]
+__all__ = ["LineageQuestionAnsweringPipeline", "best_answers", "custom_pipelines_with_question_answering",
+           "encode_question_context", "pipeline_uses_segment_ids", "uses_segment_ids"]

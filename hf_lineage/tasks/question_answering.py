@@ -43,7 +43,7 @@ answer must be a run of whole (whitespace-separated) words of the passage, as in
 Outputs: ``eval_predictions.json`` (id → answer), ``eval_nbest_predictions.json``, ``eval_shortcut_predictions.json``;
 ``--do_predict`` ``predict_predictions.json`` / ``predict_nbest_predictions.json``. The saved folder works with
 ``pipeline("question-answering", model=folder, trust_remote_code=True)`` (transformers 5 dropped that pipeline:
-the folder carries hf_lineage's) or ``question_answering_pipeline(folder)``.
+the folder carries hf_lineage's, as every saved lineage QA model does) or ``question_answering_pipeline(folder)``.
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ from .. import metrics as lineage_metrics
 from ..data.gpt_tasks import task_token_ids
 from ..data.readers import DataFormatError
 from ..models import pipeline_lineage_question_answering as qa_pipeline_module
+from ..models.modeling_lineage_utils import QuestionAnsweringPipelineMixin
 from ..models.pipeline_lineage_question_answering import (
-    CUSTOM_PIPELINE,
     LineageQuestionAnsweringPipeline,
     best_answers,
+    custom_pipelines_with_question_answering,
     encode_question_context,
     uses_segment_ids,
 )
@@ -398,7 +399,9 @@ def add_distractors(examples: datasets.Dataset, seed: int = 0) -> tuple[datasets
 
 class QuestionAnsweringTrainer(RecipeTrainerMixin, Trainer):
     """Evaluation reads answers back from the windows' logits and scores them with the ``squad`` metric, then runs
-    the shortcut checks; saving copies the question-answering pipeline next to the model."""
+    the shortcut checks. A lineage model names and copies the question-answering pipeline itself when saved
+    (``QuestionAnsweringPipelineMixin``); for another library's model (transformers' ``BertForQuestionAnswering``)
+    saving copies the file here and ``run`` names it in the config."""
 
     qa_args: QuestionAnsweringArguments
     eval_features: EvalFeatures | None = None
@@ -407,6 +410,8 @@ class QuestionAnsweringTrainer(RecipeTrainerMixin, Trainer):
 
     def _save(self, output_dir=None, state_dict=None):
         super()._save(output_dir, state_dict)
+        if isinstance(self.model, QuestionAnsweringPipelineMixin):
+            return
         output_dir = output_dir or self.args.output_dir
         shutil.copy(qa_pipeline_module.__file__, os.path.join(output_dir, os.path.basename(
             qa_pipeline_module.__file__)))
@@ -516,7 +521,9 @@ def run(model_args, data_args, qa_args, training_args, callbacks=None) -> dict:
     if gpt:
         model.config.delimiter_token_id = task_token_ids(tokenizer)["delimiter"]
     tokenizer.padding_side = "right"
-    model.config.custom_pipelines = CUSTOM_PIPELINE  # the saved folder names its pipeline (see _save)
+    if not isinstance(model, QuestionAnsweringPipelineMixin):  # a lineage model names its pipeline on saving
+        model.config.custom_pipelines = custom_pipelines_with_question_answering(
+            getattr(model.config, "custom_pipelines", None))  # the saved folder names its pipeline (see _save)
     max_length = training.sequence_length_limit(data_args.max_seq_length, tokenizer, config)
     if qa_args.doc_stride is None:
         qa_args.doc_stride = min(128, max_length // 4)

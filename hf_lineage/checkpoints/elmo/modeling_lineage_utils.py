@@ -70,6 +70,36 @@ class LineagePreTrainedModel(PreTrainedModel):
         self.base_model._prune_heads({int(layer): set(heads) for layer, heads in heads_to_prune.items()})
 
 
+class QuestionAnsweringPipelineMixin:
+    """Mixed into every family's ``*ForQuestionAnswering``: ``save_pretrained`` names the question-answering
+    pipeline in the saved ``config.json`` (``custom_pipelines``) and puts its file next to the weights, however the
+    model was made (a recipe, ``from_pretrained``/``from_config`` and a user's own Trainer, ...), so
+    ``pipeline("question-answering", model=folder, trust_remote_code=True)`` works on the folder, or its Hub copy,
+    without hf_lineage (transformers 5 has no such pipeline of its own).
+
+    The file travels the way transformers moves custom code: the ``from .pipeline_lineage_question_answering``
+    line below is a same-folder import, which ``save_pretrained`` follows when it copies the modeling files and
+    ``trust_remote_code`` loading follows when it fetches them. It is imported here, on saving, rather than at the
+    top, so loading a model does not import transformers' pipelines.
+
+    The entry is in the config only while it is written: left in a model's config in memory, it would make
+    ``pipeline("question-answering", model=model_object)`` ask for ``trust_remote_code`` and a folder to load the
+    code from."""
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        from .pipeline_lineage_question_answering import custom_pipelines_with_question_answering
+
+        had, previous = hasattr(self.config, "custom_pipelines"), getattr(self.config, "custom_pipelines", None)
+        self.config.custom_pipelines = custom_pipelines_with_question_answering(previous)
+        try:
+            return super().save_pretrained(save_directory, *args, **kwargs)
+        finally:
+            if had:
+                self.config.custom_pipelines = previous
+            else:
+                del self.config.custom_pipelines
+
+
 def pruned_head_index(heads: set, num_heads: int, head_size: int, already_pruned: set) -> tuple[set, torch.Tensor]:
     """The heads of ``heads`` not yet pruned, and the (kept) positions of a layer's concatenated head outputs once
     they are gone. Head numbers are the original ones; the layer's current heads are those not in ``already_pruned``,
