@@ -10,18 +10,25 @@ from typing import Any
 
 from .registry import FAMILIES, family_of_config
 
+# ``model_max_length`` of a family without positions (NNLM, word2vec, svd, ELMo). They read any length — an
+# n-gram window, word vectors, an LSTM — but transformers' tools need a finite one: with none (1e30) run_clm.py
+# falls back to blocks of 1,024 with a warning and run_glue.py / run_ner.py cannot cap --max_seq_length. 512, the
+# shipped transformers' context, so that every family gets the same longest input. Not the pre-training sequence
+# length: pipelines and the recipes truncate to this limit, and ELMo's 64 (NNLM's 256) would cut task inputs
+# (passages) the model reads well.
+NO_POSITIONS_MAX_LENGTH = 512
+
 
 def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
     """Model, tokenizer and model card via ``save_pretrained``, atomically: everything is written to a temporary
     folder and moved in, ``config.json`` last — a folder without it is not a loadable model."""
-    from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
-
     staging = output_dir / ".final.partial"
     if staging.exists():
         shutil.rmtree(staging)
-    # The tokenizer's limit is what the model accepts (its positions; none for the recurrent and n-gram families),
-    # not the pre-training block size: pipelines and the recipes truncate to it.
-    tokenizer.model_max_length = getattr(model.config, "max_position_embeddings", None) or VERY_LARGE_INTEGER
+    # The tokenizer's limit is what the model accepts (its positions; NO_POSITIONS_MAX_LENGTH for the recurrent and
+    # n-gram families), not the pre-training block size: pipelines and the recipes truncate to it.
+    positions = getattr(model.config, "max_position_embeddings", None)
+    tokenizer.model_max_length = positions or NO_POSITIONS_MAX_LENGTH
     if hasattr(model, "set_vocabulary_characters"):
         # ELMo reads words through their characters: with its vocabulary's characters stored, the saved LM takes
         # word ids alone, which is all generate() and the text-generation pipeline give it.

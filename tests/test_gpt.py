@@ -167,9 +167,19 @@ def test_double_heads_losses_match_the_paper_objective():
     with torch.no_grad():
         a = hf(ids, mc_token_ids=_last_real(mask), labels=ids.masked_fill(mask == 0, -100), mc_labels=label)
         b = ours(ids, attention_mask=mask, labels=label)
-    # transformers returns the two losses of the paper separately; ours is L3 = L2 + λ L1 with λ = 0.5.
+    # transformers returns the two losses of the paper separately; ours is L3 = L2 + λ L1 with λ = 0.5 in training,
+    # L2 in evaluation.
     torch.testing.assert_close(b.lm_loss, a.loss, atol=1e-5, rtol=0)
-    torch.testing.assert_close(b.loss, a.mc_loss + 0.5 * a.loss, atol=1e-5, rtol=0)
+    torch.testing.assert_close(b.loss, a.mc_loss, atol=1e-5, rtol=0)
+    ours.train()
+    for module in ours.modules():  # training mode without its noise
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+        if hasattr(module, "attn_dropout"):
+            module.attn_dropout = 0.0
+    with torch.no_grad():
+        trained = ours(ids, attention_mask=mask, labels=label)
+    torch.testing.assert_close(trained.loss, a.mc_loss + 0.5 * a.loss, atol=1e-5, rtol=0)
 
 
 def test_conversion_refuses_what_transformers_cannot_hold():
@@ -573,7 +583,13 @@ def test_auxiliary_lm_loss_is_added_with_weight_lambda(cls):
         task = F.cross_entropy(out.logits.reshape(-1, out.logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
         lm_loss = lm(**flat, labels=flat["input_ids"].masked_fill(flat["attention_mask"] == 0, -100)).loss
     torch.testing.assert_close(out.lm_loss, lm_loss, atol=1e-5, rtol=0)
-    torch.testing.assert_close(out.loss, task + 0.3 * lm_loss, atol=1e-5, rtol=0)
+    # Evaluation reports the task loss as ``loss``; training optimises L3 = task + λ · LM (no dropout here).
+    torch.testing.assert_close(out.loss, task, atol=1e-5, rtol=0)
+    with torch.no_grad():
+        trained = model.train()(**inputs, labels=labels)
+    model.eval()
+    torch.testing.assert_close(trained.loss, task + 0.3 * lm_loss, atol=1e-5, rtol=0)
+    torch.testing.assert_close(trained.lm_loss, lm_loss, atol=1e-5, rtol=0)
 
     # λ = 0: the task loss alone, and the vocabulary projection is never computed.
     model.config.lm_loss_weight = 0.0

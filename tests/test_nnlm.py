@@ -161,21 +161,26 @@ def test_loss_is_the_hand_computed_negative_log_likelihood():
     terms = [-log_probs[i, t, labels[i, t + 1]] for i in range(3) for t in range(7) if labels[i, t + 1] != -100]
     torch.testing.assert_close(out.loss, torch.stack(terms).mean())
     torch.testing.assert_close(summed, torch.stack(terms).sum() / 50)
-    # With labels, the output layer ran only where a word is predicted: (N, V), rows in (batch, position) order.
+    # With labels the logits are (B, T, V) as without; with sparse_logits the output layer ran only where a word is
+    # predicted: (N, V), rows in (batch, position) order, and the same loss.
+    assert out.logits.shape == (3, 8, V)
+    torch.testing.assert_close(out.logits, full)
     predicting = modeling_lineage_nnlm.shift_labels(labels) != -100
-    assert out.logits.shape == (len(terms), V)
-    torch.testing.assert_close(out.logits, full[predicting])
-    assert model(ids, labels=labels, return_all_logits=True).logits.shape == (3, 8, V)
+    with torch.no_grad():
+        sparse = model(ids, labels=labels, sparse_logits=True)
+    assert sparse.logits.shape == (len(terms), V)
+    torch.testing.assert_close(sparse.logits, full[predicting])
+    torch.testing.assert_close(sparse.loss, out.loss)
 
 
-def test_output_layer_runs_only_at_labelled_positions():
+def test_sparse_logits_run_the_output_layer_only_at_labelled_positions():
     model = LineageNNLMForCausalLM(tiny())
     rows = []
     model.lm_head.register_forward_hook(lambda module, inputs, output: rows.append(inputs[0].shape[:-1]))
     ids = torch.randint(4, V, (2, 10))
     labels = ids.clone()
     labels[:, :4] = -100
-    model(ids, labels=labels).loss.backward()
+    model(ids, labels=labels, sparse_logits=True).loss.backward()
     assert rows == [torch.Size([2 * 6])]  # positions 3..8 of each row predict words 4..9; position 9 nothing
     assert model.nnlm.word_embeddings.weight.grad.abs().sum() > 0
 

@@ -10,11 +10,11 @@ import pytest
 import torch
 import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
-from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
 
 import hf_lineage
 from hf_lineage.data.gpt_tasks import format_classification, format_entailment, format_similarity
 from hf_lineage.pretrain import save_final
+from hf_lineage.pretrained_folder import NO_POSITIONS_MAX_LENGTH
 from hf_lineage.tasks import classification, generation
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
 
@@ -266,4 +266,4 @@ def test_saved_tokenizer_accepts_what_the_model_accepts(family, tmp_path):
     config = config_class.from_named("tiny", vocab_size=len(tokenizer), **sizes)
     save_final(transformers.AutoModelForPreTraining.from_config(config), tokenizer, tmp_path, "")
     limit = AutoTokenizer.from_pretrained(tmp_path).model_max_length
-    assert limit == (VERY_LARGE_INTEGER if family == "nnlm" else 48)
+    assert limit == (NO_POSITIONS_MAX_LENGTH if family == "nnlm" else 48)  # finite: run_clm.py's block size

@@ -218,10 +218,14 @@ def test_causal_lm_loss_is_next_token_cross_entropy_and_generation_ignores_left_
     out = model(input_ids=ids, labels=ids)
     expected = torch.nn.functional.cross_entropy(full[0, :-1], ids[0, 1:])
     torch.testing.assert_close(out.loss, expected)
-    # With labels the vocabulary layer runs only where a token is predicted: those rows of the full logits.
-    partial = model(input_ids=ids, labels=torch.tensor([[-100, -100, 6, -100, 8]]))
+    torch.testing.assert_close(out.logits, full)  # (B, T, V) with labels too, as transformers' causal LMs
+    # With sparse_logits the vocabulary layer runs only where a token is predicted: those rows of the full logits.
+    labels = torch.tensor([[-100, -100, 6, -100, 8]])
+    partial = model(input_ids=ids, labels=labels, sparse_logits=True)
     torch.testing.assert_close(partial.logits, full[0, [1, 3]])
-    torch.testing.assert_close(partial.loss, torch.nn.functional.cross_entropy(full[0, [1, 3]], torch.tensor([6, 8])))
+    expected = torch.nn.functional.cross_entropy(full[0, [1, 3]], torch.tensor([6, 8]))
+    torch.testing.assert_close(partial.loss, expected)
+    torch.testing.assert_close(model(input_ids=ids, labels=labels).loss, expected)
     # Causal: the logits at position t do not change when later tokens change.
     changed = model(input_ids=torch.tensor([[2, 5, 6, 9, 9]])).logits
     torch.testing.assert_close(changed[0, :3], full[0, :3])

@@ -445,8 +445,11 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
 class LineageGPTTaskOutput(ModelOutput):
     """Output of the fine-tuning heads.
 
-    ``loss`` is the paper's L3 = task loss + λ · ``lm_loss`` (λ = ``config.lm_loss_weight``); ``lm_loss`` is the
-    auxiliary language-model loss on the task's own input (None when λ = 0 or no labels were given).
+    In training (``model.training``) ``loss`` is the paper's L3 = task loss + λ · ``lm_loss`` (λ =
+    ``config.lm_loss_weight``), what fine-tuning optimises (section 3.2); in evaluation (``model.eval()``) it is the
+    task loss alone, so that Trainer's ``eval_loss`` is the task's (comparable with other families' and with the
+    cross-entropy of ``logits``), not inflated by the LM term. ``lm_loss`` is the auxiliary language-model loss on
+    the task's own input, reported in both modes (None when λ = 0 or no labels were given).
     """
 
     loss: torch.Tensor | None = None
@@ -504,12 +507,12 @@ class LineageGPTForFineTuning(LineageGPTPreTrainedModel):
         return vocabulary_cross_entropy(self.lm_head(hidden_states[predicting]), labels[predicting])  # (n, V)
 
     def _loss(self, task_loss, hidden_states, input_ids, attention_mask):
-        """L3 = L2 + λ · L1 (section 3.2)."""
+        """(loss, lm_loss): in training L3 = L2 + λ · L1 (section 3.2), in evaluation L2 (see LineageGPTTaskOutput)."""
         if task_loss is None:
             return None, None
         lm_loss = self._lm_loss(hidden_states, input_ids, attention_mask)
-        if lm_loss is None:
-            return task_loss, None
+        if lm_loss is None or not self.training:
+            return task_loss, lm_loss
         return task_loss + self.config.lm_loss_weight * lm_loss, lm_loss
 
 
@@ -691,7 +694,7 @@ class LineageGPTForQuestionAnswering(QuestionAnsweringPipelineMixin, LineageGPTF
 
     The model is causal, so the question must come first: then every passage token's state has read the question.
     ``start_positions`` / ``end_positions`` (B,) give the loss of transformers' QA heads (mean of the two
-    cross-entropies, positions outside the input ignored) plus λ · the auxiliary LM loss (section 3.2)."""
+    cross-entropies, positions outside the input ignored) plus, in training, λ · the auxiliary LM loss (section 3.2)."""
 
     def __init__(self, config):
         super().__init__(config)

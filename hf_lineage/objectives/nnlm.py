@@ -130,6 +130,9 @@ class NNLMObjective(PretrainingObjective):
         warmup_ratio=0.0, max_grad_norm=1.0, max_seq_length=256, per_device_batch_size=16, vocab_size=None,
     )
     perplexity_of = "loss"
+    # The output layer only where a word is predicted: (N, V) logits, the rows ``eval_sums`` reads (the model's
+    # default is transformers' (B, T, V); the loss is the same).
+    forward_kwargs = {"sparse_logits": True}
     set_options = tuple(TOKENIZER_OPTIONS)  # --set min_count=N, --set lowercase=true
 
     def __init__(self, args):
@@ -213,7 +216,8 @@ class NNLMObjective(PretrainingObjective):
         return {"num_items_in_batch": (shift_labels(batch["labels"]) != -100).sum()}
 
     def eval_sums(self, outputs, batch):
-        # With labels the model computes logits only where a word is predicted: (N, V), rows in this order.
+        # With ``sparse_logits`` (forward_kwargs) the model computes logits only where a word is predicted: (N, V),
+        # rows in this order.
         targets = shift_labels(batch["labels"])  # (B, T)
         predicting = targets != -100
         example = predicting.nonzero()[:, 0]  # which example each logits row belongs to

@@ -158,7 +158,7 @@ class RecipeTrainerMixin:
     * hf_lineage's model card (base model, data, metrics, how it was trained) as README.md, in place of Trainer's
       own: ``trainer.create_model_card()`` after training, and ``push_to_hub`` uploads the same card;
     * every input the tokenizer makes reaches the model: Trainer drops dataset columns that are not named arguments
-      of ``forward``, but ELMo's heads take ``char_ids`` through ``**kwargs``."""
+      of ``forward`` (the heads name ``char_ids`` now; this keeps any other tokenizer input too)."""
 
     card_info: dict | None = None
 

@@ -31,7 +31,7 @@ from transformers.modeling_outputs import (
     SequenceClassifierOutput,
     TokenClassifierOutput,
 )
-from transformers.utils import ModelOutput
+from transformers.utils import ModelOutput, logging
 
 from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
@@ -57,6 +57,8 @@ from .modeling_lineage_utils import (
     tuple_or_dict,
     with_cache,
 )
+
+logger = logging.get_logger(__name__)
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
 AUTO_CLASSES = {
@@ -634,8 +636,11 @@ class LineageBertForMaskedLM(LineageBertPreTrainedModel):
 class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
     """BERT as a left-to-right LM: the decoder of ``transformers.EncoderDecoderModel`` (BERT2BERT).
 
-    Needs ``is_decoder=True`` (and ``add_cross_attention=True`` inside an encoder–decoder, which
-    ``EncoderDecoderModel.from_encoder_decoder_configs`` sets for you).
+    A left-to-right LM needs ``is_decoder=True`` (and ``add_cross_attention=True`` inside an encoder–decoder, which
+    ``EncoderDecoderModel.from_encoder_decoder_configs`` sets for you). A config without it (a BERT checkpoint
+    loaded with ``AutoModelForCausalLM``, as transformers' ``run_clm.py`` does) gets a warning, as transformers'
+    ``BertLMHeadModel`` gives, and ``is_decoder=True`` is set on it — where ``BertLMHeadModel`` would go on
+    attending both ways, so that position t would see the token it is trained to predict.
     """
 
     _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
@@ -643,7 +648,9 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
     def __init__(self, config):
         super().__init__(config)
         if not config.is_decoder:
-            raise ValueError("LineageBertForCausalLM needs a config with is_decoder=True")
+            logger.warning("If you want to use `LineageBertForCausalLM` as a standalone, add `is_decoder=True.` "
+                           "(set on this config now: the model attends left to right)")
+            config.is_decoder = True
         self.bert = LineageBertModel(config, add_pooling_layer=False)
         self.cls = nn.Module()
         self.cls.predictions = LineageBertLMPredictionHead(config)

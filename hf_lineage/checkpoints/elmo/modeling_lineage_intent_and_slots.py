@@ -31,7 +31,7 @@ class IntentAndSlotsOutput(ModelOutput):
     ``intent_logits`` (B, num_intents); ``slot_logits`` (B, T, num_slot_tags), one row per token (a word's tag is
     read at the token its family labels: the first sub-token for BERT, the last for GPT, the one token of a
     word-level tokenizer). ``loss`` = ``intent_loss`` + ``slot_loss_weight`` · ``slot_loss`` (+ GPT's auxiliary
-    ``lm_loss`` · ``lm_loss_weight``, as its other fine-tuning heads), given labels."""
+    ``lm_loss`` · ``lm_loss_weight`` in training, as its other fine-tuning heads), given labels."""
 
     loss: torch.Tensor | None = None
     intent_logits: torch.Tensor | None = None

@@ -238,9 +238,14 @@ class StaticVectorsTaskModel:
         features = embeddings(input_ids)
         return features.detach() if self.features_frozen else features
 
-    def _encode(self, input_ids, attention_mask, kwargs):
+    def _encode(self, input_ids, attention_mask, kwargs, char_ids=None):
+        # ``char_ids`` (ELMo's character ids, (B, T, chars)) is a named argument of every head's ``forward``, not one
+        # of its ``**kwargs``: Trainer (``remove_unused_columns``) keeps only the dataset columns ``forward`` names,
+        # so transformers' example scripts would drop it. Families whose features are word vectors ignore it.
         if input_ids is None:
             raise ValueError("input_ids are required")
+        if char_ids is not None:
+            kwargs = {**kwargs, "char_ids": char_ids}
         mask = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
         features = self.token_features(input_ids=input_ids, attention_mask=mask, **kwargs)  # (B, T, D)
         if self.feature_norm is not None:
@@ -278,8 +283,8 @@ class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
-                num_items_in_batch=None, **kwargs):
-        features, mask = self._encode(input_ids, attention_mask, kwargs)
+                num_items_in_batch=None, char_ids=None, **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         logits = self.classifier(states)  # (B, T, num_labels)
         loss = None
@@ -331,8 +336,8 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
         return max_pool(self.encoder(features, mask), mask)  # (B, H)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
-                **kwargs):
-        features, mask = self._encode(input_ids, attention_mask, kwargs)
+                char_ids=None, **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         if token_type_ids is not None and bool((token_type_ids.bool() & mask).any()):
             if token_type_ids.shape != input_ids.shape:
                 raise ValueError(f"token_type_ids has shape {tuple(token_type_ids.shape)}, "
@@ -370,8 +375,8 @@ class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVe
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, start_positions=None,
-                end_positions=None, return_dict=None, **kwargs):
-        features, mask = self._encode(input_ids, attention_mask, kwargs)
+                end_positions=None, return_dict=None, char_ids=None, **kwargs):
+        features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         question = mask
         if token_type_ids is not None:
@@ -414,9 +419,9 @@ class StaticVectorsForIntentAndSlots(StaticVectorsTaskModel):
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, intent_labels=None, slot_labels=None,
-                return_dict=None, **kwargs):
+                return_dict=None, char_ids=None, **kwargs):
         kwargs.pop("num_items_in_batch", None)
-        features, mask = self._encode(input_ids, attention_mask, kwargs)
+        features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         slot_logits = self.slot_classifier(states)  # (B, T, num_labels)
         intent_logits = self.intent_classifier(self.dropout(max_pool(states, mask)))  # (B, num_intents)
@@ -455,7 +460,7 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
         return self.lm_head
 
     def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, num_items_in_batch=None,
-                past_key_values=None, use_cache=None, logits_to_keep=0, cache=None, **kwargs):
+                past_key_values=None, use_cache=None, logits_to_keep=0, cache=None, sparse_logits=False, **kwargs):
         for name in ("cache_position", "position_ids", "token_type_ids"):
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
         if labels is not None and labels.shape != input_ids.shape:
@@ -476,17 +481,19 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
             new_state = LSTMStateCache.advanced(state, *final, input_ids.shape[1]) if use_cache else None
             output = CausalLMOutputWithPast(logits=self.lm_head(states), **with_cache(new_state))  # (B, T, V)
             return tuple_or_dict(output, return_dict, self.config)
-        # Position t predicts token t + 1. The vocabulary layer is most of the cost, so with labels it runs only
-        # where a token is predicted (a generation target is often half the sequence): logits are then (N, V),
-        # those positions in order, as NNLM's.
-        if shifted is not None:
-            targets, predicting = shifted, shifted != -100
+        # Position t predicts token t + 1. Logits are (B, T, V), as every transformers causal LM returns them (the
+        # example scripts and Trainer's metrics index them so). The vocabulary layer is most of the cost, so
+        # ``sparse_logits=True`` runs it only where a token is predicted (a generation target is often half the
+        # sequence): logits are then (N, V), those positions in order, as NNLM's. The loss is the same either way.
+        # (B, T): position t's target; the last position predicts nothing.
+        targets = shifted if shifted is not None else F.pad(labels[:, 1:], (0, 1), value=-100)
+        predicting = targets != -100
+        if sparse_logits:
             logits = self.lm_head(states[predicting])  # (N, V)
+            loss = cross_entropy(logits, targets[predicting], num_items_in_batch)
         else:
-            targets = labels[:, 1:]
-            predicting = targets != -100
-            logits = self.lm_head(states[:, :-1][predicting])  # (N, V)
-        loss = cross_entropy(logits, targets[predicting], num_items_in_batch)
+            logits = self.lm_head(states)  # (B, T, V)
+            loss = cross_entropy(logits[predicting], targets[predicting], num_items_in_batch)
         return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
 
 

@@ -28,8 +28,9 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
         >>> LineageGPTConfig.from_named("gpt")            # 12 layers, 768 hidden, 12 heads, 3072 FFN, context 512
         >>> LineageGPTConfig.from_named("tiny", vocab_size=1000)
 
-    ``lm_loss_weight`` is the paper's λ: fine-tuning heads add λ · (language-model loss) to the task loss when they
-    are given labels (0 turns the auxiliary objective off). ``add_cross_attention`` gives every block a
+    ``lm_loss_weight`` is the paper's λ: in training, fine-tuning heads add λ · (language-model loss) to the task
+    loss when they are given labels (0 turns the auxiliary objective off); in evaluation their ``loss`` is the task
+    loss alone and ``lm_loss`` comes separately. ``add_cross_attention`` gives every block a
     cross-attention sub-layer, so the model can be the decoder of ``transformers.EncoderDecoderModel``.
     """
 

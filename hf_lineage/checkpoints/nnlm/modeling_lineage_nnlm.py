@@ -170,9 +170,11 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
 
     ``labels`` follow transformers' convention (``labels = input_ids``, shifted inside; -100 = not predicted);
     ``shift_labels`` (transformers' name for labels already aligned with the positions, e.g. from Trainer under
-    context parallelism) are used as given instead. With labels, the (N, V) output layer is computed only at the N
-    positions that predict a label, and ``logits`` has shape (N, V), rows in the order of
-    ``shift_labels(labels) != -100``; pass ``return_all_logits=True`` for (B, T, V). Without labels ``logits`` is (B, T, V) (or the last ``logits_to_keep`` positions).
+    context parallelism) are used as given instead. ``logits`` is (B, T, V), with or without labels (or the last
+    ``logits_to_keep`` positions without), as every transformers causal LM. ``sparse_logits=True`` with labels
+    computes the (N, V) output layer, the bulk of the work, only at the N positions that predict a label:
+    ``logits`` is then (N, V), rows in the order of ``shift_labels(labels) != -100``, and the loss the same
+    (pre-training passes it: ``NNLMObjective.forward_kwargs``).
 
     Generation needs no cache: the next word depends on the last n − 1 words only, so each step feeds just those.
 
@@ -205,7 +207,7 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
         return torch.cat([hidden, x], dim=-1) if self.config.direct_connections else hidden
 
     def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, logits_to_keep=0,
-                return_all_logits=False, **kwargs):
+                sparse_logits=False, **kwargs):
         self.nnlm.check_inputs(input_ids, attention_mask)
         windows = self.nnlm.context_windows(input_ids, attention_mask)  # (B, T, n−1)
         targets = kwargs.get("shift_labels")
@@ -214,7 +216,7 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
             targets = shift_labels(labels)  # (B, T): the word position t predicts
         if targets is not None:
             check_same_shape(targets, input_ids.shape, "shift_labels", "input_ids")
-            if not return_all_logits:
+            if sparse_logits:
                 # Only positions with a label need the (N, V) output layer, the bulk of the computation.
                 predicting = targets != -100
                 windows, targets = windows[predicting], targets[predicting]  # (N, n−1), (N,)
