@@ -768,7 +768,7 @@ def test_a_static_cache_is_refused_by_name(family):
 # --------------------------------------------------------------------------- configs as transformers' testers build them
 
 
-def tester_config(family, **extra):
+def config_as_testers_build_it(family, **extra):
     """A config built the way transformers' model testers build theirs: the class called with sizes and the keys
     their common tests add (``batch_norm_eps`` is not a field of BERT's or GPT's config, and transformers'
     ``BertConfig`` stores it all the same)."""
@@ -789,7 +789,7 @@ def test_configs_with_extra_keys_load_and_eager_matches_sdpa_inference(case, pad
 
     family, head = case.split(":")
     decoder = dict(is_decoder=True, add_cross_attention=False) if head == "ForCausalLM" else {}
-    config = tester_config(family, _attn_implementation="eager", **decoder)
+    config = config_as_testers_build_it(family, _attn_implementation="eager", **decoder)
     assert config.batch_norm_eps == 1e-5 and config.not_a_field == 3
     set_config_for_less_flaky_test(config)
     model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}{head}")(config).eval()
