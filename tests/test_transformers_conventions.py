@@ -763,3 +763,49 @@ def test_a_static_cache_is_refused_by_name(family):
     with pytest.raises(ValueError, match=f"lineage-{family} supports the dynamic cache only.*StaticCache"):
         model.generate(input_ids, **GENERATE, cache_implementation="static")
     assert model.generate(input_ids, **GENERATE, cache_implementation="dynamic").shape == (2, 11)
+
+
+# --------------------------------------------------------------------------- configs as transformers' testers build them
+
+
+def config_as_testers_build_it(family, **extra):
+    """A config built the way transformers' model testers build theirs: the class called with sizes and the keys
+    their common tests add (``batch_norm_eps`` is not a field of BERT's or GPT's config, and transformers'
+    ``BertConfig`` stores it all the same)."""
+    sizes = dict(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                 max_position_embeddings=32, initializer_range=0.02, hidden_dropout_prob=0.1,
+                 attention_probs_dropout_prob=0.1)
+    config_class = LineageBertConfig if family == "bert" else LineageGPTConfig
+    return config_class(**sizes, batch_norm_eps=1e-5, not_a_field=3, **extra)
+
+
+@pytest.mark.parametrize("use_mask", [True, False])
+@pytest.mark.parametrize("padding_side", ["left", "right"])
+@pytest.mark.parametrize("case", ["bert:ForMaskedLM", "bert:ForCausalLM", "gpt:ForCausalLM"])
+def test_configs_with_extra_keys_load_and_eager_matches_sdpa_inference(case, padding_side, use_mask, tmp_path):
+    # What transformers' test_eager_matches_sdpa_inference does: its own set_config_for_less_flaky_test (which sets
+    # batch_norm_eps, rms_norm_eps, ... on any config), save, load under each implementation, compare.
+    from transformers.testing_utils import set_config_for_less_flaky_test
+
+    family, head = case.split(":")
+    decoder = dict(is_decoder=True, add_cross_attention=False) if head == "ForCausalLM" else {}
+    config = config_as_testers_build_it(family, _attn_implementation="eager", **decoder)
+    assert config.batch_norm_eps == 1e-5 and config.not_a_field == 3
+    set_config_for_less_flaky_test(config)
+    model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}{head}")(config).eval()
+    model.save_pretrained(tmp_path)
+    eager = type(model).from_pretrained(tmp_path, attn_implementation="eager").eval()
+    sdpa = type(model).from_pretrained(tmp_path, attn_implementation="sdpa").eval()
+    assert eager.config.batch_norm_eps == 1.0 and sdpa.config.not_a_field == 3  # the extra keys round-trip
+    input_ids, attention_mask = padded_ids()
+    if padding_side == "left":  # the real tokens moved to the end of each row
+        order = torch.argsort(attention_mask, dim=1, stable=True)
+        input_ids, attention_mask = input_ids.gather(1, order), attention_mask.gather(1, order)
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask if use_mask else None)
+    with torch.no_grad():
+        e, s = eager(**inputs, output_hidden_states=True), sdpa(**inputs, output_hidden_states=True)
+    real = attention_mask.bool() if use_mask else torch.ones_like(attention_mask, dtype=torch.bool)
+    # transformers compares the outputs at the real positions (what padding holds is not specified)
+    torch.testing.assert_close(e.logits[real], s.logits[real], atol=1e-5, rtol=1e-4)
+    for a, b in zip(e.hidden_states, s.hidden_states):
+        torch.testing.assert_close(a[real], b[real], atol=1e-5, rtol=1e-4)

@@ -12,7 +12,7 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
 
 
 @strict
@@ -75,7 +75,8 @@ class LineageSvdConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
 
     # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
-        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
+        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
+        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
         super().__post_init__(**kwargs)
         self.check_sizes()
 

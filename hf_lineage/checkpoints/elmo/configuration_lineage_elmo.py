@@ -30,7 +30,7 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_known_kwargs, check_task_fields
+from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
 
 # The character CNN of every published ELMo: 2048 filters of widths 1-7 (bilm-tf's options.json).
 PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -128,7 +128,8 @@ class LineageElmoConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
 
     # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
-        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
+        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
+        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
         super().__post_init__(**kwargs)
         self.check_sizes()
 

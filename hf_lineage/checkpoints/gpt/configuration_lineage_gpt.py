@@ -12,7 +12,6 @@ from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
     NamedSizesMixin,
-    check_known_kwargs,
     check_pair_encoding,
     check_pruned_heads,
     check_transformer_fields,
@@ -91,7 +90,8 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
 
     # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
     def __post_init__(self, **kwargs):
-        check_known_kwargs(self, kwargs)  # a typo or another family's field fails here
+        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
+        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
         super().__post_init__(**kwargs)
         self.check_sizes()
 

@@ -11,10 +11,13 @@ from typing import Any, ClassVar
 from transformers import GenerationConfig, PreTrainedConfig
 
 
-# Keyword arguments a config takes besides its own fields: the ones transformers' ``PreTrainedConfig`` itself
-# accepts (its ``__post_init__`` consumes or stores them), the keys ``save_pretrained`` writes (``model_type``,
-# ``auto_map``), and those that configs saved by earlier transformers releases carry. Everything else is refused,
-# so a typo (``--set hiden_size=8``) or another family's field fails instead of being stored in config.json.
+# Keyword arguments a person may give besides a config's own fields: the ones transformers' ``PreTrainedConfig``
+# itself accepts (its ``__post_init__`` consumes or stores them), the keys ``save_pretrained`` writes
+# (``model_type``, ``auto_map``), and those that configs saved by earlier transformers releases carry. The config
+# classes themselves take any key, as transformers' do (``BertConfig(batch_norm_eps=1)`` stores it as an attribute,
+# and transformers' tests and other libraries rely on that); ``check_known_kwargs`` refuses the rest where a person
+# types the names (``hf-lineage pretrain --set``, ``from_named``), so a typo (``--set hiden_size=8``) or another
+# family's field fails there instead of being stored in config.json.
 TRANSFORMERS_KEYS = frozenset({
     "model_type", "auto_map", "transformers_version", "architectures", "name_or_path", "_name_or_path",
     "_commit_hash", "torch_dtype", "dtype", "num_labels", "id2label", "label2id", "problem_type",
@@ -45,8 +48,9 @@ def _generation_keys() -> set[str]:
 
 def check_known_kwargs(config, kwargs: dict) -> None:
     """Refuse keyword arguments that are neither a field of ``config`` (a config or its class) nor one of
-    transformers' own keys, with a ValueError naming them and the nearest field. Called first in every
-    ``__post_init__``, where ``kwargs`` are the arguments that matched no field."""
+    transformers' own keys, with a ValueError naming them and the nearest field. For names a person types:
+    ``from_named``'s overrides and ``hf-lineage pretrain --set`` (``check_overrides``). The config classes
+    themselves accept unknown keys, as transformers' configs do."""
     config_class = config if isinstance(config, type) else type(config)
     known = sorted(f.name for f in fields(config_class))
     unknown = sorted(set(kwargs) - set(known) - TRANSFORMERS_KEYS - INTENT_AND_SLOTS_KEYS - _generation_keys())
@@ -64,6 +68,10 @@ def check_known_kwargs(config, kwargs: dict) -> None:
 class NamedSizesMixin:
     """Gives a config class ``from_named("tiny", **overrides)`` over its ``named_sizes`` table.
 
+    Unlike the class itself (which stores unknown keys, as transformers' configs do), ``from_named`` refuses an
+    override that is no field nor a transformers key, naming the nearest field: its names are typed by a person
+    (and ``hf-lineage pretrain``'s objectives build their configs through it).
+
     Example::
 
         config = LineageBertConfig.from_named("base", vocab_size=30522)
@@ -78,6 +86,7 @@ class NamedSizesMixin:
                 f"Unknown {cls.model_type} size {name!r}; choose one of {sorted(cls.named_sizes)} "
                 "or build the config from keyword arguments."
             )
+        check_known_kwargs(cls, overrides)
         return cls(**{**cls.named_sizes[name], **overrides})
 
 
