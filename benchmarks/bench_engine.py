@@ -81,7 +81,8 @@ def run_processes(args, tokenizer_dir, workdir, processes: int) -> float:
                   str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
                   "-m", "hf_lineage.pretrain"]
     per_device = args.batch_size // processes  # same global batch
-    command = launch + ["bert", "--train-file", args.corpus, "--tokenizer", str(tokenizer_dir), "--output-dir",
+    command = launch + ["bert", "--config", "tiny", "--train-file", args.corpus, "--tokenizer",
+                        str(tokenizer_dir), "--output-dir",
                         str(out), "--max-steps", str(args.steps), "--per-device-batch-size", str(per_device),
                         "--max-seq-length", "128",
                         "--report-to", "none", "--log-every", "1000000000", "--seed", "0"]

@@ -137,7 +137,8 @@ def test_set_with_an_unknown_field_fails_before_anything_is_written(tmp_path, ca
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat\n" * 20)
     out = tmp_path / "out"
-    code = main(["bert", "--train-file", str(corpus), "--output-dir", str(out), "--report-to", "none",
+    code = main(["bert", "--config", "tiny", "--train-file", str(corpus), "--output-dir", str(out), "--report-to",
+                 "none",
                  "--set", "not_a_field=1"])
     assert code == 2 and not out.exists()
     err = capsys.readouterr().err
@@ -155,7 +156,8 @@ def test_set_values_of_float_fields_may_be_whole_numbers_and_type_errors_are_one
         check_overrides(family_classes("elmo")[0], {"dropuot": 0.2})
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat\n" * 40)
-    code = main(["nnlm", "--train-file", str(corpus), "--output-dir", str(tmp_path / "out"), "--report-to", "none",
+    code = main(["nnlm", "--config", "tiny", "--train-file", str(corpus), "--output-dir",
+                 str(tmp_path / "out"), "--report-to", "none",
                  "--set", "hidden_size=big"])
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if "error" in line]

@@ -130,7 +130,8 @@ def test_the_engine_trains_gpt_on_a_gpu_in_bf16_from_pinned_batches_without_a_ho
     corpus = tmp_path / "corpus.txt"
     corpus.write_text((SAMPLES / "corpus.train.txt").read_text(encoding="utf-8")[:40_000], encoding="utf-8")
     out = tmp_path / "gpt"
-    assert main(["gpt", "--train-file", str(corpus), "--output-dir", str(out), "--report-to", "none",
+    assert main(["gpt", "--config", "tiny", "--train-file", str(corpus), "--output-dir", str(out), "--report-to",
+                 "none",
                  "--max-steps", "8", "--max-train-seconds", "600", "--mixed-precision", "bf16",
                  "--vocab-size", "800", "--log-every", "4"]) == 0
     results = json.loads((out / "train_results.json").read_text())

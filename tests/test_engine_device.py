@@ -76,7 +76,8 @@ def test_torch_compile_compiles_the_trained_model_and_saves_the_plain_one(tmp_pa
     try:
         corpus_file = tmp_path / "c.txt"
         corpus_file.write_text((SAMPLES / "corpus.train.txt").read_text(encoding="utf-8")[:8_000], encoding="utf-8")
-        assert main(["gpt", "--train-file", str(corpus_file), "--output-dir", str(tmp_path / "out"), "--report-to",
+        assert main(["gpt", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir",
+                     str(tmp_path / "out"), "--report-to",
                      "none", "--max-steps", "2", "--vocab-size", "300", "--torch-compile"]) == 0
     finally:
         AcceleratorState._reset_state(True)

@@ -813,7 +813,8 @@ def test_pretrain_gpt_streaming(wikitext, tmp_path):
     from hf_lineage.pretrain import main
 
     out = tmp_path / "stream"
-    assert main(["gpt", "--train-file", str(wikitext / "train.txt"), "--streaming", "--output-dir", str(out),
+    assert main(["gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"), "--streaming",
+                 "--output-dir", str(out),
                  "--vocab-size", "400", "--max-seq-length", "32", "--per-device-batch-size", "4", "--max-steps", "3",
                  "--warmup-steps", "1", "--report-to", "none"]) == 0
     assert json.loads((out / "train_results.json").read_text())["examples_seen"] == 12

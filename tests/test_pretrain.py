@@ -38,7 +38,8 @@ def corpus(tmp_path_factory):
 
 def cli(corpus, output_dir, *extra, env=None, launcher=None):
     """Run ``python -m hf_lineage.pretrain bert`` (or under ``launcher``) in a fresh process."""
-    args = ["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--output-dir",
+    args = ["bert", "--config", "tiny", "--train-file", corpus["train"], "--tokenizer",
+            corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
     command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.pretrain", *args]
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
@@ -49,7 +50,8 @@ def cli(corpus, output_dir, *extra, env=None, launcher=None):
 def cli_killed(corpus, output_dir, *extra, when: str) -> int:
     """Start the same run as ``cli`` and SIGKILL it from here as soon as checkpoint ``when`` (e.g. "step_00000004")
     is complete; returns its exit status (``-SIGKILL``, or 0 if it finished first)."""
-    args = ["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--output-dir",
+    args = ["bert", "--config", "tiny", "--train-file", corpus["train"], "--tokenizer",
+            corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     process = subprocess.Popen([sys.executable, "-m", "hf_lineage.pretrain", *args], env=env,
@@ -74,7 +76,8 @@ def max_difference(a, b):
 
 def test_end_to_end_run_writes_a_loadable_model_with_card_logs_and_checkpoints(corpus, tmp_path):
     out = tmp_path / "bert"
-    code = main(["bert", "--train-file", corpus["train"], "--validation-file", corpus["valid"], "--output-dir",
+    code = main(["bert", "--config", "tiny", "--train-file", corpus["train"], "--validation-file",
+                 corpus["valid"], "--output-dir",
                  str(out), "--vocab-size", "500", "--max-steps", "6", "--per-device-batch-size", "4",
                  "--checkpoint-every", "2", "--keep-checkpoints", "2", "--eval-every", "3", "--log-every", "2",
                  "--set", "num_hidden_layers=1", "--learning-rate", "1e-3"])
@@ -109,7 +112,8 @@ def test_the_same_command_twice_writes_the_same_tokenizer_and_model(family, corp
     outputs = [tmp_path / "first", tmp_path / "second"]
     runs = []
     for seed, threads, out in zip(("1", "2"), ("1", "2"), outputs):
-        command = [sys.executable, "-m", "hf_lineage.cli", "pretrain", family, "--train-file", corpus["train"],
+        command = [sys.executable, "-m", "hf_lineage.cli", "pretrain", family, "--config", "tiny", "--train-file",
+                   corpus["train"],
                    "--output-dir", str(out), "--vocab-size", "500", "--max-steps", "2", "--per-device-batch-size",
                    "4", "--max-seq-length", "64", "--set", "num_hidden_layers=1", "--report-to", "none",
                    "--seed", "0"]
@@ -184,9 +188,11 @@ def test_streaming_run_resumes_bit_identically(corpus, tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a), max_difference(a, b)
     assert json.loads((reference / "train_results.json").read_text())["examples_seen"] == 30 * 4
     # Without --max-steps a stream has no length to count epochs in.
-    assert main(["bert", "--train-file", corpus["train"], "--streaming", "--output-dir", str(tmp_path / "x")]) == 2
+    assert main(["bert", "--config", "tiny", "--train-file", corpus["train"], "--streaming", "--output-dir",
+                 str(tmp_path / "x")]) == 2
     # A stream shorter than one step is an error, not an endless loop over empty epochs.
-    tiny_stream = main(["bert", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--streaming",
+    tiny_stream = main(["bert", "--config", "tiny", "--train-file", corpus["train"], "--tokenizer",
+                        corpus["tokenizer"], "--streaming",
                         "--max-steps", "2", "--per-device-batch-size", "100000", "--report-to", "none",
                         "--output-dir", str(tmp_path / "y")])
     assert tiny_stream == 2
@@ -249,18 +255,21 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
 @pytest.mark.parametrize(
     "make_args, message",
     [
-        (lambda c, d: ["bert", "--train-file", str(d / "missing.txt")], "missing.txt: no such file"),
-        (lambda c, d: ["bert", "--train-file", str(d / "empty.txt")], "empty.txt is empty"),
-        (lambda c, d: ["bert", "--train-file", str(d / "blank.txt")], "blank.txt is empty"),  # longer than one read
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file",
+                       str(d / "missing.txt")], "missing.txt: no such file"),
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file", str(d / "empty.txt")], "empty.txt is empty"),
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file",
+                       str(d / "blank.txt")], "blank.txt is empty"),  # longer than one read
         (lambda c, d: ["bart", "--train-file", c["train"]], "Unknown family 'bart'"),
         (lambda c, d: ["bert", "--config", "huge", "--train-file", c["train"]], "Unknown bert config 'huge'"),
-        (lambda c, d: ["bert", "--train-file", str(d / "headings.txt"), "--tokenizer", c["tokenizer"]],
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file", str(d / "headings.txt"), "--tokenizer",
+                       c["tokenizer"]],
          "no tokens after tokenization"),
-        (lambda c, d: ["bert", "--train-file", c["train"], "--tokenizer", c["tokenizer"],
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file", c["train"], "--tokenizer", c["tokenizer"],
                        "--per-device-batch-size", "100000"], "fewer than one optimisation step"),
-        (lambda c, d: ["bert", "--train-file", c["train"], "--dataloader-num-workers", "-1"],
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file", c["train"], "--dataloader-num-workers", "-1"],
          "--dataloader-num-workers must be 0"),
-        (lambda c, d: ["bert", "--train-file", c["train"], "--streaming", "--max-steps", "2",
+        (lambda c, d: ["bert", "--config", "tiny", "--train-file", c["train"], "--streaming", "--max-steps", "2",
                        "--dataloader-num-workers", "2"], "every worker would read the whole stream"),
     ],
 )
@@ -279,7 +288,8 @@ def test_output_dir_holding_another_run_is_refused_untouched(corpus, tmp_path, c
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("someone else's work")
-    args = ["bert", "--train-file", corpus["train"], "--output-dir", str(out), "--report-to", "none"]
+    args = ["bert", "--config", "tiny", "--train-file", corpus["train"], "--output-dir", str(out), "--report-to",
+            "none"]
     assert main(args) == 2
     assert "is not empty" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["notes.txt"]

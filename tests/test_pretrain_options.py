@@ -112,7 +112,8 @@ def w2v_corpus(tmp_path_factory):
 
 
 def w2v(corpus, out, *extra):
-    return engine.main(["word2vec", "--train-file", str(corpus / "train.txt"), "--output-dir", str(out),
+    return engine.main(["word2vec", "--config", "tiny", "--train-file", str(corpus / "train.txt"), "--output-dir",
+                        str(out),
                         "--report-to", "none", "--set", "min_count=2", *extra])
 
 

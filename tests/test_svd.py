@@ -263,7 +263,7 @@ def test_pretrain_svd_through_the_cli(corpus_file, tmp_path, capsys):
     assert "positive PPMI entries" in capsys.readouterr().out
     # The engine has no part in a factorisation: its options are refused before anything is written.
     for extra in (["--backend", "engine"], ["--max-steps", "3"], ["--learning-rate", "0.1"]):
-        assert cli_main(["pretrain", "svd", "--train-file", str(corpus_file), "--output-dir",
+        assert cli_main(["pretrain", "svd", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir",
                          str(tmp_path / "refused"), *extra]) == 2
         assert not (tmp_path / "refused").exists()
 

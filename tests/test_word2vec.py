@@ -678,7 +678,8 @@ def _initial_and_final_loss(out, corpus_file):
 
 def test_engine_backend_trains_end_to_end_through_the_cli(tmp_path, corpus_file):
     out = tmp_path / "engine"
-    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "engine", "--train-file", str(corpus_file), "--output-dir",
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "engine", "--train-file",
+                     str(corpus_file), "--output-dir",
                      str(out), "--set", "min_count=3", "--set", "epochs=2", "--per-device-batch-size", "8",
                      "--report-to", "none"])
     assert code == 0
@@ -693,7 +694,8 @@ def test_engine_backend_trains_end_to_end_through_the_cli(tmp_path, corpus_file)
 
 def test_cpu_backend_writes_the_same_kind_of_folder(tmp_path, corpus_file):
     out = tmp_path / "cpu"
-    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "cpu", "--train-file", str(corpus_file), "--output-dir",
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "cpu", "--train-file",
+                     str(corpus_file), "--output-dir",
                      str(out), "--set", "min_count=3", "--set", "epochs=3"])
     assert code == 0
     results = json.loads((out / "train_results.json").read_text())
@@ -707,7 +709,7 @@ def test_cpu_backend_writes_the_same_kind_of_folder(tmp_path, corpus_file):
 @pytest.mark.parametrize("backend", ["cpu", "engine"])
 def test_vocabulary_empty_after_min_count_is_exit_2_before_writing(tmp_path, corpus_file, backend, capsys):
     out = tmp_path / "out"
-    code = cli_main(["pretrain", "word2vec", "--backend", backend, "--train-file", str(corpus_file),
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", backend, "--train-file", str(corpus_file),
                      "--output-dir", str(out), "--set", "min_count=100000", "--report-to", "none"])
     assert code == 2 and not out.exists()
     assert "min_count=100000" in capsys.readouterr().err
@@ -722,7 +724,8 @@ def test_empty_corpus_is_a_clear_error(tmp_path):
     empty.write_text("\n  \n")
     with pytest.raises(ValueError, match="empty"):
         train_word2vec(str(empty), min_count=1)
-    assert cli_main(["pretrain", "word2vec", "--train-file", str(empty), "--output-dir", str(tmp_path / "o")]) == 2
+    assert cli_main(["pretrain", "word2vec", "--config", "tiny", "--train-file", str(empty), "--output-dir",
+                     str(tmp_path / "o")]) == 2
     with pytest.raises(ValueError, match="min_count=50"):
         train_word2vec([["a", "b"]] * 3, min_count=50)
     with pytest.raises(ValueError, match="not found"):
