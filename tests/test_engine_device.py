@@ -27,7 +27,8 @@ def corpus(tmp_path_factory):
 
 
 def pretrain(corpus, out, *extra, family="bert"):
-    assert main([family, "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"], "--output-dir",
+    assert main([family, "--config", "tiny", "--train-file", corpus["train"], "--tokenizer", corpus["tokenizer"],
+                 "--output-dir",
                  str(out), "--report-to", "none", "--per-device-batch-size", "4", *extra]) == 0
     return load_file(str(out / "model.safetensors"))
 

@@ -57,11 +57,23 @@ def compute_metrics(eval_preds):
 
 
 @pytest.mark.parametrize("family", CAUSAL)
-def test_causal_lm_with_labels_returns_logits_per_position_and_run_clm_metrics_work(family, tmp_path, caplog):
+def test_causal_lm_with_labels_returns_logits_per_position_and_run_clm_metrics_work(family, tmp_path):
+    from transformers.testing_utils import CaptureLogger
+
+    from hf_lineage.models import modeling_lineage_bert
+
     config = tiny(family)
-    model = AutoModelForCausalLM.from_config(config).eval()
+    # Caught at the model's own logger: an earlier test (a recipe, Trainer) may have changed propagation or levels.
+    bert_logger = modeling_lineage_bert.logger
+    level = bert_logger.level
+    bert_logger.setLevel("WARNING")
+    try:
+        with CaptureLogger(bert_logger) as captured:
+            model = AutoModelForCausalLM.from_config(config).eval()
+    finally:
+        bert_logger.setLevel(level)
     if family == "bert":  # as transformers' BertLMHeadModel: a warning, and the config becomes a decoder's
-        assert model.config.is_decoder and "is_decoder=True" in caplog.text
+        assert model.config.is_decoder and "is_decoder=True" in captured.out
     data = rows(family, config)
     batch = {k: torch.tensor(v) for k, v in data[:2].items()}
     with torch.no_grad():
