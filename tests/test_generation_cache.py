@@ -184,3 +184,29 @@ def test_bert_to_gpt_encoder_decoder_carries_an_encoder_decoder_cache():
     plain = model.generate(source, attention_mask=torch.ones_like(source), max_new_tokens=5, do_sample=False,
                            eos_token_id=None, use_cache=False)
     assert torch.equal(out, plain)
+
+
+@pytest.mark.parametrize("family", sorted(CACHED_FAMILIES))
+def test_the_old_cache_name_gives_the_same_step_and_warns_where_transformers_renamed_it(family):
+    """transformers 5.24 renamed the forward's ``past_key_values`` to ``cache`` and warns on the old name in its own
+    models (its common test ``test_bc_cache_name_forward``); ours do the same there, and stay silent before 5.24,
+    where the old name is the name. generate() passes the installed name: never a warning."""
+    import copy
+    import warnings
+
+    torch.manual_seed(0)
+    model = CACHED_FAMILIES[family][0]().eval()
+    ids = torch.randint(5, model.config.vocab_size, (2, 6))
+    with torch.no_grad():
+        first = model(input_ids=ids[:, :4], use_cache=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = model(input_ids=ids[:, 4:], past_key_values=copy.deepcopy(output_cache(first))).logits
+        new = model(input_ids=ids[:, 4:], cache=copy.deepcopy(output_cache(first))).logits
+        torch.testing.assert_close(old, new, rtol=0, atol=0)
+        warned = [w for w in caught if "`past_key_values` is deprecated" in str(w.message)]
+        assert bool(warned) == (CACHE_FIELD == "cache")
+        with warnings.catch_warnings(record=True) as during_generation:
+            warnings.simplefilter("always")
+            model.generate(ids[:, :3], max_new_tokens=3, do_sample=False)
+    assert not [w for w in during_generation if "`past_key_values` is deprecated" in str(w.message)]

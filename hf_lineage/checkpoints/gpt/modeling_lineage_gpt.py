@@ -393,7 +393,7 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
                 return_dict=None, logits_to_keep=0, cache=None, **kwargs):
         outputs = self.transformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
-            encoder_attention_mask, cache_argument(cache, past_key_values),
+            encoder_attention_mask, cache=cache_argument(cache, past_key_values),
             use_cache=False if labels is not None or kwargs.get("shift_labels") is not None else use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )

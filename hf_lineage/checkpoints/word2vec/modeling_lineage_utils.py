@@ -6,6 +6,7 @@ same-folder ``from .x import`` lines), so it imports only torch, transformers an
 
 import os
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -386,10 +387,15 @@ CACHE_FIELD = "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ 
 
 def cache_argument(cache, past_key_values):
     """The cache a forward was given, under either name: ``cache`` (transformers >= 5.24) or ``past_key_values``
-    (older transformers, and code written for them)."""
+    (older transformers, and code written for them). Where the installed transformers names it ``cache``, the old
+    name still works with transformers' own deprecation warning (its models warn the same way; generate() and
+    EncoderDecoderModel pass ``cache`` there, so only code written for the old name sees it)."""
     if cache is not None and past_key_values is not None:
         raise ValueError("Pass the cache once, as `cache` or as `past_key_values` (its name before transformers "
                          "5.24), not both")
+    if past_key_values is not None and CACHE_FIELD == "cache":
+        warnings.warn("`past_key_values` is deprecated since transformers 5.24 for lineage models. Use `cache` "
+                      "instead.", FutureWarning, stacklevel=3)
     return past_key_values if cache is None else cache
 
 
