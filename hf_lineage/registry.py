@@ -76,10 +76,15 @@ def family_spec(family: str) -> Family:
     return FAMILIES[family]
 
 
+def family_of_model_type(model_type: str) -> str | None:
+    """The family name of a lineage model type (``"gpt"`` for ``lineage-gpt``); None for another library's."""
+    family = model_type.removeprefix("lineage-")
+    return family if family in FAMILIES and model_type == f"lineage-{family}" else None
+
+
 def family_of_config(config) -> str | None:
-    """The family name of a lineage config (``"gpt"`` for ``lineage-gpt``); None for another library's config."""
-    family = getattr(config, "model_type", "").removeprefix("lineage-")
-    return family if family in FAMILIES and config.model_type == f"lineage-{family}" else None
+    """The family name of a lineage config; None for another library's config."""
+    return family_of_model_type(getattr(config, "model_type", ""))
 
 
 def load_object(reference: str, package: str = "hf_lineage.models"):

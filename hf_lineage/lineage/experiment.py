@@ -438,7 +438,7 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
                      "slightly from run to run (in two default runs on the reference machine the understanding "
                      "scores moved by at most 0.011). Every other number is identical for the same arguments and "
                      "seed; on one CPU word2vec is too.")
-    tuned = {f: scale.family_sizes(f)[2] for f in args.families if scale.family_sizes(f)[2]}
+    tuned = {f: training for f in args.families if (training := scale.family_sizes(f)[2])}
     if tuned and pretrains(args):
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")
     return lines

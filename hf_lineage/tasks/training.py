@@ -22,13 +22,16 @@ import transformers
 from transformers import AutoConfig, AutoTokenizer, set_seed
 
 from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
-from ..registry import FAMILIES, Family, family_classes, family_of_config
+from ..registry import FAMILIES, Family, family_classes, family_of_config, family_of_model_type
 from .recipe_arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
 from .splits import Split
 
 # The config flag that freezes a family's pretrained features in its own task heads (NNLM and word2vec: the vectors;
 # ELMo: the biLM). Families without one (BERT, GPT) are frozen by turning off the gradients of ``model.base_model``.
 FREEZE_FLAGS = ("freeze_vectors", "freeze_bilm")
+# The rules of a model from another library: ``Family``'s defaults (first token of a word, no task tokens, left
+# padding allowed).
+OTHER_LIBRARY_RULES = Family(config="", modeling="", objective="", paper_size="")
 
 
 # --------------------------------------------------------------------------- model
@@ -49,7 +52,7 @@ def family_rules(config) -> Family:
     """The registry entry of a lineage config's family (its rules: which token of a word is labelled, GPT's task
     tokens, left padding); another library's model gets the defaults (``Family``'s field defaults)."""
     family = family_of_config(config)
-    return FAMILIES[family] if family else Family(config="", modeling="", objective="", paper_size="")
+    return FAMILIES[family] if family else OTHER_LIBRARY_RULES
 
 
 def load_config(model_args: ModelArguments, path: str | None = None, **overrides):
@@ -195,8 +198,8 @@ class RecipeTrainerMixin:
 
 def paper_of(model_type: str) -> str:
     """The paper of a lineage model type (its config class's ``paper``), for a card written from a model type."""
-    family = model_type.removeprefix("lineage-")
-    if family in FAMILIES and model_type == f"lineage-{family}":
+    family = family_of_model_type(model_type)
+    if family:
         return family_classes(family)[0].paper
     return "see the hf_lineage documentation"
 
