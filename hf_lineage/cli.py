@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         description=experiment.__doc__.split("\n")[0])
     experiment.build_parser(lineage_parser)
     lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
+    from .lineage import crosslingual
+
+    xling_parser = commands.add_parser(
+        "xling", help="multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
+                      "zero-shot, with baselines, a ceiling and the vocabulary overlap",
+        description=crosslingual.__doc__.split("\n")[0])
+    crosslingual.build_parser(xling_parser)
+    xling_parser.set_defaults(func=lambda args: crosslingual.run_namespace(vars(args)))
     from .lineage import build_checkpoints as checkpoints_cli
 
     checkpoints_parser = commands.add_parser(

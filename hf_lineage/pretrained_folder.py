@@ -19,9 +19,10 @@ from .registry import FAMILIES, family_of_config
 NO_POSITIONS_MAX_LENGTH = 512
 
 
-def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
+def save_final(model, tokenizer, output_dir: Path, card_extra: str, languages=None) -> None:
     """Model, tokenizer and model card via ``save_pretrained``, atomically: everything is written to a temporary
-    folder and moved in, ``config.json`` last — a folder without it is not a loadable model."""
+    folder and moved in, ``config.json`` last — a folder without it is not a loadable model. ``languages`` (codes)
+    go in the card's metadata, where the Hub reads them."""
     staging = output_dir / ".final.partial"
     if staging.exists():
         shutil.rmtree(staging)
@@ -41,7 +42,11 @@ def save_final(model, tokenizer, output_dir: Path, card_extra: str) -> None:
         # generate themselves): it ships the generation defaults, which replace those derived from the config.
         generation_config_for(tokenizer).save_pretrained(staging)
     card = staging / "README.md"
-    card.write_text(card.read_text() + card_extra)
+    text = card.read_text()
+    if languages:
+        text = text.replace("\nlibrary_name:", "\nlanguage:\n" + "".join(f"- {code}\n" for code in languages)
+                            + "library_name:", 1)
+    card.write_text(text + card_extra)
     names = sorted(os.listdir(staging), key=lambda n: n == "config.json")
     for name in names:
         os.replace(staging / name, output_dir / name)

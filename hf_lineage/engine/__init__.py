@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..data.languages import describe_languages
 from ..objectives import get_objective
 from ..registry import FAMILIES, family_classes, load_object
 from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
@@ -61,6 +62,8 @@ def pretrain(args: PretrainArguments) -> str:
     loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
     plan = plan_training(args, loaders.train, accelerator.num_processes)
     accelerator.print(describe_run(args, model, plan, accelerator), flush=True)
+    if objective.language_report:
+        accelerator.print(describe_languages(objective.language_report, args.language_alpha), flush=True)
     optimizer = objective.build_optimizer(model, args)
     scheduler = build_scheduler(args, optimizer, plan)
     model, optimizer, loaders.train = accelerator.prepare(model, optimizer, loaders.train)

@@ -30,7 +30,10 @@ FLAG_HELP = {
     "config": "named size of the family's config (default: its paper's: bert base, gpt gpt, elmo original, nnlm mlp1, "
     "word2vec mikolov2013, svd levy2015); tiny, for smoke runs and tests, also makes the batch, sequence length and "
     "vocabulary small (8 x 64, 8000 words; word2vec's are small already) unless given",
-    "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents",
+    "train_file": "text file(s): one sentence or paragraph per line, blank lines between documents (repeatable); "
+    "LANG=PATH for a multilingual corpus (BERT: --train-file en=en.txt --train-file de=de.txt)",
+    "language_alpha": "a multilingual corpus's smoothing: language i drawn with probability ∝ (its share)^α, for the "
+    "vocabulary and the sequences (mBERT: 0.7; 1: as given)",
     "validation_file": "held-out text for periodic evaluation",
     "dataset_name": "a datasets Hub name instead of --train-file (online)",
     "streaming": "read the corpus lazily (needs --max-steps)",
@@ -74,7 +77,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         if f.type == "bool":
             parser.add_argument(flag, action="store_true", help=help_text)
         elif f.name in ("train_file", "validation_file"):
-            parser.add_argument(flag, nargs="+", help=help_text)
+            parser.add_argument(flag, nargs="+", action="extend", help=help_text)
         else:
             kind = {"int | None": int, "float | None": float, "int": int, "float": float}.get(f.type, str)
             parser.add_argument(flag, type=kind, default=f.default, help=help_text)

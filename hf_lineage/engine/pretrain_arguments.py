@@ -11,13 +11,14 @@ from pathlib import Path
 
 import torch
 
+from ..data.languages import language_files, plain_paths
 from ..registry import FAMILIES
 
 RUN_FILE = "run_args.json"
 # Arguments that define *what* is trained; a resumed run must agree on all of them.
 IDENTITY_FIELDS = (
-    "family", "config", "overrides", "train_file", "validation_file", "dataset_name", "dataset_config", "tokenizer",
-    "vocab_size", "max_seq_length", "seed", "per_device_batch_size", "gradient_accumulation_steps",
+    "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
+    "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size", "gradient_accumulation_steps",
 )
 
 
@@ -29,7 +30,8 @@ class PretrainArguments:
     output_dir: str
     config: str | None = None  # a named size of the family's config; None: its paper's (``Family.paper_size``)
     overrides: dict = field(default_factory=dict)
-    train_file: list[str] | None = None
+    train_file: list[str] | None = None  # paths, or LANG=PATH for a multilingual corpus (hf_lineage.data.languages)
+    language_alpha: float = 0.7  # p_i ∝ q_i^α over the languages of a multilingual corpus (mBERT's 0.7)
     validation_file: list[str] | None = None
     dataset_name: str | None = None
     dataset_config: str | None = None
@@ -157,8 +159,9 @@ def check_arguments(args: PretrainArguments, objective) -> None:
     check_overrides(config_class, args.overrides, objective.set_options)
     if bool(args.train_file) == bool(args.dataset_name):
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
-    _check_files(args.train_file, "--train-file")
-    _check_files(args.validation_file, "--validation-file")
+    check_languages(args, objective)
+    _check_files(plain_paths(args.train_file), "--train-file")
+    _check_files(plain_paths(args.validation_file), "--validation-file")
     if args.streaming and args.max_steps is None:
         raise PretrainError("--streaming needs --max-steps (a stream has no known length to count epochs in)")
     if args.max_steps is None and args.num_epochs <= 0:
@@ -188,6 +191,29 @@ def check_arguments(args: PretrainArguments, objective) -> None:
             f"{out} is not empty (it holds another run or other files). Use a new --output-dir, "
             "--resume-from latest to continue the run it holds, or --overwrite-output-dir."
         )
+
+
+def check_languages(args: PretrainArguments, objective) -> None:
+    """A multilingual corpus (``--train-file LANG=PATH``, repeated): only for a family whose objective weights
+    languages (``multilingual``: BERT), on local files read whole, with α in [0, 1]."""
+    try:
+        languages = language_files(args.train_file)
+        language_files(args.validation_file)  # validation files may be tagged too; they are read as they are
+    except ValueError as error:
+        raise PretrainError(str(error)) from None
+    if languages is None:
+        if "language_alpha" in given_options(args):
+            raise PretrainError("--language-alpha weights the languages of a multilingual corpus; give the training "
+                                "files as --train-file LANG=PATH (e.g. --train-file en=en.txt --train-file de=de.txt)")
+        return
+    if not objective.multilingual:
+        raise PretrainError(f"language-tagged --train-file (LANG=PATH) is multilingual BERT's pre-training; "
+                            f"{args.family} takes plain files")
+    if args.streaming:
+        raise PretrainError("--streaming with language-tagged --train-file: each language's share is drawn from its "
+                            "whole text, which a stream does not have; drop --streaming")
+    if not 0 <= args.language_alpha <= 1:
+        raise PretrainError(f"--language-alpha must be in [0, 1] (mBERT: 0.7), got {args.language_alpha}")
 
 
 BACKENDS = ("auto", "engine", "cpu")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from ..data.languages import languages_card
 from ..pretrained_folder import save_final
 
 
@@ -22,10 +23,15 @@ def save_run(run, state: dict, outcome) -> None:
         f"{state['step']} steps of {sequences} sequences (seed {args.seed}).\n"
         + (f"\n| validation | value |\n|---|---|\n{summary}\n" if outcome.results else "")
     )
-    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra)
+    languages = run.objective.language_report
+    if languages:
+        card_extra += languages_card(languages, args.language_alpha)
+    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages)
     (run.output_dir / "train_results.json").write_text(json.dumps(
         {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": run.plan.steps_per_epoch,
          "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],
          "train_runtime": outcome.train_runtime, "train_tokens_per_second": outcome.tokens_per_second,
-         "stopped_by_clock": outcome.stopped_by_clock, "eval": outcome.results, "log_history": state["log_history"]},
+         "stopped_by_clock": outcome.stopped_by_clock, "eval": outcome.results,
+         **({"languages": languages, "language_alpha": args.language_alpha} if languages else {}),
+         "log_history": state["log_history"]},
         indent=2))

@@ -29,8 +29,8 @@ class Stages:
     finished with the same spec, records one that failed and goes on. Under ``accelerate launch`` every process
     runs every stage (they train together); only the main process writes the records."""
 
-    def __init__(self, root: Path, total: int, rerun: bool):
-        self.root, self.total, self.rerun, self.done = root, total, rerun, 0
+    def __init__(self, root: Path, total: int, rerun: bool, command: str = "hf-lineage lineage"):
+        self.root, self.total, self.rerun, self.done, self.command = root, total, rerun, 0, command
         self.state = process_state()
         # Paths inside the output folder are recorded relative to it, so that a moved or copied folder is still reused.
         self._prefixes = sorted({str(Path(root)), str(Path(root).resolve())}, key=len, reverse=True)
@@ -167,7 +167,7 @@ class Stages:
 
     def print(self, message: str) -> None:
         if self.state.is_main_process:
-            print(f"hf-lineage lineage {message}", flush=True)
+            print(f"{self.command} {message}", flush=True)
 
 
 def attempt(work, folder: Path, where: str, rank: int, distributed: bool) -> dict:

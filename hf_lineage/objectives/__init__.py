@@ -46,6 +46,10 @@ class PretrainingObjective:
     # the engine and ``--backend cpu`` refuses it. And those the family never uses (on either path): refused.
     cpu_backend_ignores: ClassVar[tuple[str, ...]] = ()
     unused_options: ClassVar[tuple[str, ...]] = ()
+    # Takes a multilingual corpus (``--train-file LANG=PATH``) and weights its languages (BERT: mBERT's smoothing,
+    # ``hf_lineage.data.languages``); ``language_report`` then says per language what was drawn.
+    multilingual: ClassVar[bool] = False
+    language_report: dict | None = None
 
     def __init__(self, args):
         self.args = args

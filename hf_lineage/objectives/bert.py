@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import DataCollatorForMaskedLM, next_sentence_examples_from_ids
+from ..data.languages import language_files, read_language_lines, smoothed_draw, smoothed_text
 from ..data.next_sentence import looks_like_wikitext, split_line
 from ..models import LineageBertConfig
 from ..tokenization import train_wordpiece_tokenizer
@@ -18,6 +19,11 @@ class BertObjective(PretrainingObjective):
     uses ε = 1e-6 and clips the global gradient norm at 1.0.
 
     Input text is BERT's format: one sentence (or paragraph) per line, blank lines between documents.
+
+    Multilingual BERT: given language-tagged files (``--train-file en=en.txt --train-file de=de.txt``), one WordPiece
+    vocabulary is trained on text in which each language's words are drawn with probability ∝ q^α (``--language-alpha``,
+    0.7) and the pre-training sequences are drawn the same way (``hf_lineage.data.languages``); a document never spans
+    two languages.
     """
 
     family = "bert"
@@ -27,12 +33,26 @@ class BertObjective(PretrainingObjective):
         warmup_ratio=0.01, lr_scheduler="linear", max_grad_norm=1.0, max_seq_length=128, vocab_size=30522,
     )
     perplexity_of = "mlm_loss"
+    multilingual = True
     # The vocabulary projection only at the ~15 % labelled positions: prediction_logits (num_masked, V).
     forward_kwargs = {"sparse_logits": True}
 
     def train_tokenizer(self, files, texts):
+        if language_files(self.args.train_file):
+            files, texts = None, self._smoothed_text()
         return train_wordpiece_tokenizer(files=files, iterator=texts, vocab_size=self.args.vocab_size,
                                          model_max_length=self.args.max_seq_length)
+
+    def _smoothed_text(self):
+        """mBERT's vocabulary sample: each language's words weighted by q^α; the words per language (as given) go in
+        the report the model card shows."""
+        lines = read_language_lines(language_files(self.args.train_file))
+        texts, report = smoothed_text(lines, self.args.language_alpha, self.args.seed)
+        self.language_report = {language: {"words": entry["words"], "share": entry["share"],
+                                           "probability": entry["probability"],
+                                           "vocabulary_sample_words": entry["words_drawn"]}
+                                for language, entry in report.items()}
+        return texts
 
     def build_config(self, size, tokenizer, overrides):
         config = LineageBertConfig.from_named(
@@ -47,11 +67,17 @@ class BertObjective(PretrainingObjective):
 
     def _tokenized(self, dataset, tokenizer, split, first_lines):
         """Each line as (does it start a document?, its sentences as token ids); ``datasets.map``, so cached and
-        parallel for files, lazy for streams."""
-        wikitext = looks_like_wikitext(first_lines)
+        parallel for files, lazy for streams. A multilingual corpus's format (WikiText or BERT's) is told apart per
+        language: ``first_lines`` maps each language to its first lines."""
+        if isinstance(first_lines, dict):
+            wikitext = {language: looks_like_wikitext(lines) for language, lines in first_lines.items()}
+        else:
+            wikitext = {None: looks_like_wikitext(first_lines)}
 
         def tokenize(batch):
-            starts, sentences = zip(*(split_line(line, wikitext) for line in batch["text"]))
+            languages = batch.get("language") or [None] * len(batch["text"])
+            starts, sentences = zip(*(split_line(line, wikitext[language])
+                                      for line, language in zip(batch["text"], languages)))
             flat = [s for line in sentences for s in line]
             ids = iter(tokenizer(flat, add_special_tokens=False, verbose=False)["input_ids"] if flat else [])
             return {"starts_document": list(starts), "sentences": [[next(ids) for _ in line] for line in sentences]}
@@ -61,16 +87,18 @@ class BertObjective(PretrainingObjective):
         return dataset.map(tokenize, batched=True, remove_columns=["text"], **kwargs)
 
     @staticmethod
-    def _documents(rows):
-        """Group tokenized lines into documents (lists of sentences), yielding each when the next one starts."""
-        document = []
+    def _documents(rows, with_language=False):
+        """Group tokenized lines into documents (lists of sentences), yielding each when the next one starts (or the
+        language changes); with ``with_language``, (language, document) pairs."""
+        document, language = [], None
         for row in rows:
-            if row["starts_document"] and document:
-                yield document
+            if (row["starts_document"] or row.get("language") != language) and document:
+                yield (language, document) if with_language else document
                 document = []
+            language = row.get("language")
             document.extend(s for s in row["sentences"] if s)
         if document:
-            yield document
+            yield (language, document) if with_language else document
 
     def _examples(self, documents, seed):
         return next_sentence_examples_from_ids(
@@ -80,13 +108,41 @@ class BertObjective(PretrainingObjective):
 
     def prepare(self, dataset, tokenizer, split):
         self.tokenizer_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id)
-        tokenized = self._tokenized(dataset, tokenizer, split, dataset[:1000]["text"])
+        import datasets
+
+        if "language" in dataset.column_names:
+            first_lines = {language: dataset.filter(lambda row, lang=language: row["language"] == lang)[:1000]["text"]
+                           for language in dict.fromkeys(dataset["language"])}
+        else:
+            first_lines = dataset[:1000]["text"]
+        tokenized = self._tokenized(dataset, tokenizer, split, first_lines)
+
+        if split == "train" and "language" in tokenized.column_names:
+            return datasets.Dataset.from_list(self._smoothed_examples(tokenized))
         documents = list(self._documents(tokenized))
         if not documents:
             raise ValueError(f"The {split} text has no tokens after tokenization")
-        import datasets
-
         return datasets.Dataset.from_list(self._examples(documents, self.args.seed + (split != "train")))
+
+    def _smoothed_examples(self, tokenized):
+        """A multilingual corpus's sequences: each language's NSP examples made from its own documents, then drawn
+        so that language i makes up p_i ∝ q_i^α of them (q_i: its share of all sequences)."""
+        by_language = {}
+        for language, document in self._documents(tokenized, with_language=True):
+            by_language.setdefault(language, []).append(document)
+        examples = {language: self._examples(documents, self.args.seed + i)
+                    for i, (language, documents) in enumerate(by_language.items())}
+        empty = [language for language, made in examples.items() if not made]
+        if empty:
+            raise ValueError(f"The training text of {', '.join(empty)} makes no pre-training sequence")
+        if self.language_report is None:  # the tokenizer was given or resumed, not trained here: count the words
+            self._smoothed_text()
+        drawn, report = smoothed_draw(examples, self.args.language_alpha, self.args.seed)
+        for language, entry in report.items():
+            self.language_report.setdefault(language, {}).update(
+                sequences=entry["items"], sequence_share=entry["share"], sequences_drawn=entry["drawn"],
+                sequence_probability=entry["probability"])
+        return [examples[language][int(i)] for language, indices in drawn.items() for i in indices]
 
     def prepare_stream(self, dataset, tokenizer, split):
         """For corpora streamed from disk or the Hub: NSP examples are built from buffers of

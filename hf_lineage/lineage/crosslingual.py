@@ -1,0 +1,318 @@
+"""``hf-lineage xling``: multilingual BERT's zero-shot cross-lingual transfer, measured (after Pires et al. 2019,
+"How multilingual is Multilingual BERT?").
+
+One BERT pre-trained on English and German text at once (no parallel data; one WordPiece vocabulary; languages
+weighted p ∝ q^0.7 as multilingual BERT was: ``hf_lineage.data.languages``) is fine-tuned for UPOS tagging on English
+alone and tags German and French without ever seeing a German or French label. French is the control: the model never
+read French, so what it transfers there comes from what French shares with English and German on the surface (word
+pieces, numbers, punctuation, names). Each seed runs the whole chain:
+
+1. ``pretrain``: the multilingual model, and an English-only model of the same size, vocabulary size, steps, batch and
+   sequence length (the comparison (b): what the German text adds);
+2. ``english``: each model fine-tuned on English UPOS (UD EWT; early stopping on an English dev split), then tagging
+   each target language's test set (zero shot) and the English validation set;
+3. ``ceiling``: the multilingual model fine-tuned on the target language's own labels (its UD dev set, a tenth kept
+   for early stopping), tagging its test set: what target supervision would give (c).
+
+Baselines, deterministic: the most frequent tag of each word in the English training labels (the zero-shot baseline:
+the same supervision as the models') and in the target's dev labels (the in-language one), unknown words getting the
+most frequent tag overall (d). The vocabulary overlap is the share of the target test set's word pieces (types and
+tokens) that occur in the English fine-tuning data, per model's vocabulary, and zero-shot accuracy is broken down by
+how many of a word's pieces English fine-tuning saw. The report (``crosslingual_report``) gives every score with a 95 %
+interval over seeds and sentences, and a verdict only where an interval excludes no difference.
+
+No stage reads a target-language label before scoring: zero-shot predictions are made from the target test set's
+words alone (``predict_tags`` takes words), and the English fine-tuning never opens a target file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+from .. import samples as _samples
+from ..data.languages import MBERT_ALPHA, language_files
+from .settings import SAMPLE_PATHS, SCALES, LineageArguments, LineageError
+
+CROSSLINGUAL = _samples.SAMPLES / "crosslingual"
+SOURCE_LANGUAGE = "en"
+# What the offline run reads: English WikiText-2 and UD German GSD dev text (never a test sentence) to pre-train on;
+# English UD EWT labels to fine-tune on; German and French UD GSD test sets to transfer to, their dev sets for the
+# ceiling.
+DEFAULT_PRETRAINING_TEXT = {"en": str(SAMPLE_PATHS["labeling"][0].parent / "corpus.train.txt"),
+                            "de": str(CROSSLINGUAL / "de.text.txt")}
+DEFAULT_TARGETS = {language: {"test": str(CROSSLINGUAL / f"{language}.test.jsonl"),
+                              "dev": str(CROSSLINGUAL / f"{language}.dev.jsonl")} for language in ("de", "fr")}
+# Pre-training steps per model at each scale (batch and sequence length are the scale's: 32 × 64 at tiny, about
+# 1.5M words of text per model, under a minute on a 2-core CPU).
+PRETRAIN_STEPS = {"tiny": 1000, "small": 20_000, "base": 100_000}
+ENGLISH_DEV_SENTENCES = 200
+CEILING_DEV_SHARE = 0.1  # of the target dev set, kept for early stopping when fine-tuning on the rest
+
+
+@dataclass
+class CrosslingualArguments:
+    """Every option of ``hf-lineage xling``."""
+
+    output_dir: str = "xling_report"
+    scale: str = "tiny"
+    pretraining_text: list[str] = field(default_factory=lambda: [f"{k}={v}" for k, v in DEFAULT_PRETRAINING_TEXT.items()])
+    targets: dict = field(default_factory=lambda: dict(DEFAULT_TARGETS))  # language → {"test": path, "dev": path}
+    source_train: str = str(SAMPLE_PATHS["labeling"][0])
+    source_validation: str = str(SAMPLE_PATHS["labeling"][1])
+    source_sentences: int = 2000  # English labelled sentences to fine-tune on
+    language_alpha: float = MBERT_ALPHA
+    pretrain_steps: int | None = None  # None: the scale's
+    seeds: int = 3
+    seed: int = 0
+    workers: int | None = None  # fine-tuning cells at once in child processes (None: the CPU cores, at most 4)
+    rerun: bool = False
+
+
+def check_arguments(args: CrosslingualArguments) -> dict[str, list[str]]:
+    """Everything checked before any stage runs; returns the pre-training text per language."""
+    if args.scale not in SCALES:
+        raise LineageError(f"--scale must be one of {', '.join(SCALES)}, got {args.scale!r}")
+    try:
+        texts = language_files(args.pretraining_text)
+    except ValueError as error:
+        raise LineageError(str(error).replace("--train-file", "--pretraining-text")) from None
+    if not texts or SOURCE_LANGUAGE not in texts or len(texts) < 2:
+        raise LineageError("--pretraining-text needs English and at least one more language, each as LANG=PATH "
+                           "(e.g. en=wiki.train.tokens de=train.de)")
+    paths = [p for ps in texts.values() for p in ps] + [args.source_train, args.source_validation]
+    paths += [p for target in args.targets.values() for p in target.values()]
+    for path in paths:
+        if not os.path.isfile(path):
+            raise LineageError(f"{path}: no such file")
+    if not args.targets or SOURCE_LANGUAGE in args.targets:
+        raise LineageError("--target: give at least one target language other than English")
+    if args.seeds < 1 or args.source_sentences < 1 or (args.pretrain_steps is not None and args.pretrain_steps < 1):
+        raise LineageError("--seeds, --source-sentences and --pretrain-steps must be positive")
+    if not 0 <= args.language_alpha <= 1:
+        raise LineageError(f"--language-alpha must be in [0, 1], got {args.language_alpha}")
+    return texts
+
+
+# --------------------------------------------------------------------------- the stages' work
+
+
+def pretrain_model(name: str, texts: dict[str, list[str]], args: CrosslingualArguments, seed: int,
+                   folder: Path) -> dict:
+    """One BERT through the engine: every model of a run gets the scale's size, vocabulary size, batch, sequence
+    length and the same number of steps, whatever text it reads."""
+    from ..pretrain import PretrainArguments, pretrain
+
+    scale = SCALES[args.scale]
+    config, overrides, training = scale.family_sizes("bert")
+    run = PretrainArguments(
+        family="bert", output_dir=str(folder / "model"), config=config, overrides=dict(overrides),
+        train_file=[f"{language}={path}" for language, paths in texts.items() for path in paths],
+        language_alpha=args.language_alpha, vocab_size=scale.vocab_size, max_seq_length=scale.max_seq_length,
+        per_device_batch_size=scale.batch_size, max_steps=args.pretrain_steps or PRETRAIN_STEPS[args.scale],
+        seed=seed, report_to="none", log_every=50, **training)
+    pretrain(run)
+    trained = json.loads((folder / "model" / "train_results.json").read_text())
+    return {"model": str(folder / "model"), "languages": trained["languages"], "steps": trained["step"],
+            "train_seconds": trained["train_runtime"], "tokens_seen": trained["tokens_seen"],
+            "final_train_loss": next((e["train_loss"] for e in reversed(trained["log_history"])
+                                      if "train_loss" in e), None)}
+
+
+def finetune_and_tag(model_dir: str, data: dict, tag_files: dict[str, str], args: CrosslingualArguments, seed: int,
+                     folder: Path) -> dict:
+    """Fine-tune ``model_dir`` on ``data`` (train and dev: the lineage's labeling cell, early stopping and the best
+    checkpoint on dev), then tag each of ``tag_files`` (name → JSON lines) from its words alone: every evaluation set,
+    English or target, is read only by ``predict_tags``, never by the fine-tuning."""
+    from .finetuning import finetune
+
+    lineage_args = LineageArguments(keep_finetuned_models=True, seed=seed)
+    cell = finetune("bert", "labeling", "finetuned", Path(model_dir), {**data, "validation": data["dev"]},
+                    SCALES[args.scale], lineage_args, seed, folder)
+    tagged = {name: predict_tags(folder / "model", [row["tokens"] for row in read_rows(path)])
+              for name, path in tag_files.items()}
+    for weights in (folder / "model").glob("*.safetensors"):  # the predictions are what the report needs
+        weights.unlink()
+    return {"tagged": tagged, **{key: cell[key] for key in ("dev_score", "best_epoch", "epochs_run", "train_seconds")}}
+
+
+def predict_tags(model_dir: Path, sentences: list[list[str]], batch_size: int = 64) -> list[list[str]]:
+    """Each sentence's UPOS tags from a fine-tuned tagger, read at each word's first piece — from the words alone."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from ..tasks.labeling import tokenize_and_align, word_predictions
+
+    model = AutoModelForTokenClassification.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    labels = [model.config.id2label[i] for i in range(len(model.config.id2label))]
+    tags = []
+    for start in range(0, len(sentences), batch_size):
+        batch = sentences[start:start + batch_size]
+        encoding = tokenize_and_align({"tokens": batch}, tokenizer, {}, max_length=tokenizer.model_max_length)
+        first_tokens = encoding.pop("first_tokens")
+        inputs = tokenizer.pad(dict(encoding), return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**inputs).logits
+        tags.extend(word_predictions(logits.numpy(), first_tokens, labels, fallback="X")[0])
+    return tags
+
+
+def read_rows(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_rows(rows: list[dict], path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return str(path)
+
+
+def split_with_labels_covered(rows: list[dict], held: int) -> tuple[list[dict], list[dict]]:
+    """(train, dev): the last ``held`` sentences for early stopping, less any with a tag the rest lacks (moved to
+    training: the recipe refuses a dev tag it was never trained on)."""
+    train, dev = list(rows[:-held]), []
+    seen = {tag for row in train for tag in row["tags"]}
+    for row in rows[-held:]:
+        if set(row["tags"]) <= seen:
+            dev.append(row)
+        else:
+            train.append(row)
+            seen.update(row["tags"])
+    return train, dev
+
+
+def english_data(args: CrosslingualArguments, folder: Path) -> dict:
+    """The English fine-tuning data: the first ``source_sentences`` sentences of the training file to train on, the
+    last ``ENGLISH_DEV_SENTENCES`` for early stopping."""
+    rows = read_rows(args.source_train)
+    if len(rows) <= ENGLISH_DEV_SENTENCES:
+        raise LineageError(f"{args.source_train}: {len(rows)} sentences leave none to train on after the "
+                           f"{ENGLISH_DEV_SENTENCES} kept for early stopping")
+    pool, held = rows[:-ENGLISH_DEV_SENTENCES], rows[-ENGLISH_DEV_SENTENCES:]
+    train, dev = split_with_labels_covered(pool[:args.source_sentences] + held, len(held))
+    return {"train": write_rows(train, folder / "en.train.jsonl"), "dev": write_rows(dev, folder / "en.dev.jsonl")}
+
+
+def ceiling_data(language: str, files: dict, folder: Path) -> dict:
+    """The in-language ceiling's data: the target dev set less its last tenth (kept for early stopping) to train on.
+    Its test set is tagged like the zero-shot models' (``predict_tags``)."""
+    rows = read_rows(files["dev"])
+    train, dev = split_with_labels_covered(rows, max(1, round(CEILING_DEV_SHARE * len(rows))))
+    return {"train": write_rows(train, folder / f"{language}.train.jsonl"),
+            "dev": write_rows(dev, folder / f"{language}.dev.jsonl")}
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def run(args: CrosslingualArguments) -> dict:
+    """The whole experiment; returns results.json's content and writes the report into ``args.output_dir``."""
+    from .crosslingual_report import score_run, write_report
+    from .experiment import machine
+    from .stages import Stages
+
+    texts = check_arguments(args)
+    started = time.time()
+    output_dir = Path(args.output_dir)
+    seeds = [args.seed + i for i in range(args.seeds)]
+    print(describe(args, texts), flush=True)
+    models = {"multilingual": texts, "english": {SOURCE_LANGUAGE: texts[SOURCE_LANGUAGE]}}
+    total = len(seeds) * (2 * len(models) + len(args.targets))
+    stages = Stages(output_dir, total, args.rerun, command="hf-lineage xling")
+    data_folder = output_dir / "data"
+    english = english_data(args, data_folder)
+    ceilings = {language: ceiling_data(language, files, data_folder) for language, files in args.targets.items()}
+    target_tests = {language: files["test"] for language, files in args.targets.items()}
+    evaluated = {SOURCE_LANGUAGE: args.source_validation, **target_tests}
+    spec_base = {"scale": args.scale, "alpha": args.language_alpha, "steps": args.pretrain_steps}
+    pretrained = {}
+    for seed in seeds:
+        for name, model_texts in models.items():
+            record = stages.run(f"pretrain/{name}-seed{seed}", {**spec_base, "texts": model_texts, "seed": seed},
+                                partial(pretrain_model, name, model_texts, args, seed))
+            pretrained[name, seed] = record
+    jobs = []
+    for seed in seeds:  # a cell whose model failed to pre-train is left out (the report lists the failure)
+        for name in models:
+            model = pretrained[name, seed]["result"].get("model")
+            if model is None:
+                continue
+            spec = {**spec_base, "model": model, "data": english, "tag": evaluated, "seed": seed,
+                    "sentences": args.source_sentences}
+            jobs.append((f"english/{name}-seed{seed}", spec,
+                         partial(finetune_and_tag, model, english, evaluated, args, seed)))
+        model = pretrained["multilingual", seed]["result"].get("model")
+        for language, data in ceilings.items() if model else ():
+            tag = {language: target_tests[language]}
+            spec = {**spec_base, "model": model, "data": data, "tag": tag, "seed": seed}
+            jobs.append((f"ceiling/{language}-seed{seed}", spec, partial(finetune_and_tag, model, data, tag, args, seed)))
+    workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, 4)
+    cells = dict(zip([name for name, _, _ in jobs], stages.run_many(jobs, workers)))
+    results = score_run(args, seeds, pretrained, cells, english, ceilings)
+    results.update(command=" ".join(["hf-lineage", "xling", *sys.argv[2:]]) if sys.argv[1:2] == ["xling"] else None,
+                   machine=machine(), created=time.strftime("%Y-%m-%d %H:%M:%S"), arguments=asdict(args),
+                   seconds_total=round(time.time() - started, 1))
+    write_report(results, output_dir)
+    return results
+
+
+def describe(args: CrosslingualArguments, texts: dict) -> str:
+    steps = args.pretrain_steps or PRETRAIN_STEPS[args.scale]
+    return (f"hf-lineage xling: {args.seeds} seed(s) x (BERT on {'+'.join(texts)} with α = {args.language_alpha:g}, and "
+            f"on English alone: {args.scale} size, {steps:,} steps each), each fine-tuned on "
+            f"{args.source_sentences:,} English UPOS sentences and tested zero-shot on "
+            f"{', '.join(args.targets)}; in-language ceilings on each target's dev labels; report in {args.output_dir}")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(prog="hf-lineage xling", description=__doc__.split("\n")[0])
+    defaults = CrosslingualArguments()
+    add = parser.add_argument
+    add("--output-dir", default=defaults.output_dir, help="where the report, results and stages go (%(default)s)")
+    add("--scale", default=defaults.scale, choices=list(SCALES), help="BERT's size and batches (lineage scales)")
+    add("--pretraining-text", nargs="+", metavar="LANG=PATH",
+        help="the multilingual model's text, English (en) and at least one more language; the English-only model "
+             "reads the en files (default: the embedded WikiText-2 sample and UD German GSD dev text)")
+    add("--target", nargs=3, action="append", metavar=("LANG", "TEST", "DEV"),
+        help="a target language's UD test set (zero-shot evaluation) and dev set (the in-language ceiling), JSON "
+             "lines {tokens, tags} (repeatable; default: the embedded German and French GSD sets)")
+    add("--source-train", default=defaults.source_train, help="English UPOS JSON lines to fine-tune on")
+    add("--source-validation", default=defaults.source_validation, help="English UPOS JSON lines to report")
+    add("--source-sentences", type=int, default=defaults.source_sentences,
+        help="English labelled sentences to fine-tune on (%(default)s)")
+    add("--language-alpha", type=float, default=defaults.language_alpha,
+        help="language smoothing exponent, p ∝ q^α (multilingual BERT: %(default)s)")
+    add("--pretrain-steps", type=int, help=f"steps per model (default: the scale's, {PRETRAIN_STEPS})")
+    add("--seeds", type=int, default=defaults.seeds, help="seeds, each a whole chain (%(default)s)")
+    add("--seed", type=int, default=defaults.seed)
+    add("--workers", type=int, help="fine-tuning cells at once (default: the CPU cores, at most 4; 0: in this process)")
+    add("--rerun", action="store_true", help="ignore finished stages")
+    return parser
+
+
+def run_namespace(namespace: dict) -> int:
+    values = {k: v for k, v in namespace.items() if k not in ("command", "func") and v is not None}
+    if "target" in values:
+        values["targets"] = {language: {"test": test, "dev": dev} for language, test, dev in values.pop("target")}
+    try:
+        run(CrosslingualArguments(**values))
+    except LineageError as error:
+        print(f"hf-lineage xling: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv=None) -> int:
+    return run_namespace(vars(build_parser().parse_args(argv)))
