@@ -7,6 +7,8 @@ README (source, license, how it was built) of its files.
     slots/          the intent-and-slots sample (hf_lineage/data/e2e_slots.py)
     analysis/       the probing sample of ``hf-lineage analyze probes`` (scripts/make_probing_samples.py) and the
                     sentences of ``hf-lineage analyze polysemy``
+    crosslingual/   German and French UPOS test and dev sets and dev text for zero-shot cross-lingual POS tagging
+                    (scripts/make_crosslingual_samples.py)
 
 The folders are data; the code here only names them, and imports nothing of the package (it sits in the lowest layer,
 beside ``hf_lineage.checkpoints``), so any module may ask it where a sample is.
@@ -26,12 +28,13 @@ CONTEXT_TASKS = SAMPLES / "context_tasks"
 QA = SAMPLES / "qa"
 SLOTS = SAMPLES / "slots"
 ANALYSIS = SAMPLES / "analysis"
-FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS)
+CROSSLINGUAL = SAMPLES / "crosslingual"
+FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS, CROSSLINGUAL)
 
 
 def path(folder: str, name: str | None = None) -> Path:
-    """The shipped sample folder ``folder`` (``lineage``, ``context_tasks``, ``qa``, ``slots``, ``analysis``), or the
-    file ``name`` in it."""
+    """The shipped sample folder ``folder`` (``lineage``, ``context_tasks``, ``qa``, ``slots``, ``analysis``,
+    ``crosslingual``), or the file ``name`` in it."""
     known = {f.name: f for f in FOLDERS}
     if folder not in known:
         raise ValueError(f"no shipped sample folder {folder!r}; shipped: {', '.join(known)}")
