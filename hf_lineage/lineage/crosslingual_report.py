@@ -39,13 +39,14 @@ def read_rows(path: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def score_run(args, seeds, pretrained, cells, english, ceilings) -> dict:
+def score_run(args, seeds, pretrained, cells, english, ceilings, pretraining_records) -> dict:
     """results.json's numbers from the stages' records."""
     evaluated = {SOURCE: args.source_validation, **{lang: files["test"] for lang, files in args.targets.items()}}
     gold = {language: read_rows(path) for language, path in evaluated.items()}
     english_train = read_rows(english["train"])
     failed = sorted(name for name, record in {**cells, **{f"pretrain/{m}-seed{s}": r for (m, s), r in
-                                                           pretrained.items()}}.items() if record["status"] != "ok")
+                                                           pretraining_records.items()}}.items()
+                    if record["status"] != "ok")
     predictions = {}  # (system, language) → one tag list per sentence, per seed
     for language in evaluated:
         for system, cell in CELLS.items():
@@ -66,7 +67,8 @@ def score_run(args, seeds, pretrained, cells, english, ceilings) -> dict:
         "seeds": seeds, "failed_stages": failed, "systems": SYSTEMS, "scores": scores,
         "comparisons": comparisons(units, evaluated),
         "overlap": vocabulary_overlap(pretrained, seeds, english_train, gold, units),
-        "pretraining": {f"{name}-seed{seed}": record["result"] for (name, seed), record in pretrained.items()},
+        "pretraining": {f"{name}-seed{seed}": record["result"] for (name, seed), record in pretraining_records.items()},
+        "pretraining_seeds": sorted({seed for _, seed in pretraining_records}),
         "words": {language: sum(len(row["tokens"]) for row in rows) for language, rows in gold.items()},
         "sentences": {language: len(rows) for language, rows in gold.items()},
         "english_training_sentences": len(english_train),
@@ -82,6 +84,8 @@ def score_entry(per_seed_units: list) -> dict:
 def comparisons(units: dict, evaluated: dict) -> list[dict]:
     out = []
     for language in evaluated:
+        if language == SOURCE:
+            continue
         for a, b, question in COMPARISONS:
             if (a, language) not in units or (b, language) not in units:
                 continue
@@ -140,7 +144,9 @@ def vocabulary_overlap(pretrained, seeds, english_train, gold, units) -> dict:
                 continue
             out[system][language] = {
                 **{key: sum(share[key] for share in shares) / len(shares) for key in ("types", "tokens", "pires")},
-                "by_word": {bucket: {"words": n, "accuracy": (right / n if n and (system, language) in units else None)}
+                # words per seed's vocabulary (the counts are summed over the seeds), accuracy pooled over seeds
+                "by_word": {bucket: {"words": round(n / len(shares)),
+                                     "accuracy": (right / n if n and (system, language) in units else None)}
                             for bucket, (n, right) in buckets.items()},
             }
     return out
@@ -149,7 +155,7 @@ def vocabulary_overlap(pretrained, seeds, english_train, gold, units) -> dict:
 # --------------------------------------------------------------------------- report
 
 
-LABELS = {"multilingual": "multilingual BERT, zero shot", "english-only": "English-only BERT, zero shot",
+LABELS = {"multilingual": "multilingual BERT, English labels", "english-only": "English-only BERT, English labels",
           "ceiling": "multilingual BERT, target labels (ceiling)", "mft-english": "most frequent tag, English labels",
           "mft-target": "most frequent tag, target labels"}
 
@@ -190,13 +196,17 @@ def report_markdown(results: dict) -> str:
     return "\n".join([
         "# Zero-shot cross-lingual transfer: multilingual BERT", "",
         f"Command: `{results.get('command') or 'hf-lineage xling'}`  ",
-        f"Machine: {results.get('machine')}; {results.get('seconds_total')} s; seeds {results['seeds']} (each seed pre-trains "
-        "both models and fine-tunes every cell).", "",
+        f"Machine: {results.get('machine')}. Stages: pre-training {results['stage_seconds']['pretraining']:,.0f} s, "
+        f"fine-tuning {results['stage_seconds']['fine-tuning']:,.0f} s. Fine-tuning seeds {results['seeds']}; "
+        f"pre-training seeds {results['pretraining_seeds']} (fine-tuning seed i starts from pre-training seed i mod "
+        f"{len(results['pretraining_seeds'])}'s models).", "",
         f"Pre-training languages of the multilingual model (α = {arguments.get('language_alpha')}): "
         + ", ".join(f"{lang} {entry['words']:,} words, {entry['sequence_probability']:.0%} of sequences"
                     for lang, entry in languages_seen.items()) + ". Fine-tuning: "
         f"{results['english_training_sentences']:,} English UPOS sentences.", "",
-        "## UPOS accuracy (mean over seeds, 95 % interval over seeds and sentences)", "", header,
+        "## UPOS accuracy (mean over seeds, 95 % interval over seeds and sentences)", "",
+        "English labels only, except where a row says otherwise: on German and French, zero shot; on English, "
+        "in-language.", "", header,
         "|---|" + "---|" * len(languages), *rows, "",
         "## Comparisons (a verdict only where the interval excludes zero)", "",
         "| language | difference | value [95 % interval] | verdict | question |", "|---|---|---|---|---|", *verdicts, "",

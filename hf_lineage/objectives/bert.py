@@ -130,11 +130,15 @@ class BertObjective(PretrainingObjective):
         by_language = {}
         for language, document in self._documents(tokenized, with_language=True):
             by_language.setdefault(language, []).append(document)
-        examples = {language: self._examples(documents, self.args.seed + i)
-                    for i, (language, documents) in enumerate(by_language.items())}
-        empty = [language for language, made in examples.items() if not made]
-        if empty:
-            raise ValueError(f"The training text of {', '.join(empty)} makes no pre-training sequence")
+        examples = {}
+        for i, (language, documents) in enumerate(by_language.items()):
+            try:
+                examples[language] = self._examples(documents, self.args.seed + i)
+            except ValueError as error:  # e.g. one document: NSP draws its random segments from another
+                raise ValueError(f"the {language} training text: {error} Separate its documents with blank lines"
+                                 ) from None
+            if not examples[language]:
+                raise ValueError(f"the {language} training text makes no pre-training sequence")
         if self.language_report is None:  # the tokenizer was given or resumed, not trained here: count the words
             self._smoothed_text()
         drawn, report = smoothed_draw(examples, self.args.language_alpha, self.args.seed)
