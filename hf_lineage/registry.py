@@ -30,9 +30,11 @@ class Family:
     # Its own CPU trainer, ``function(settled PretrainArguments, objective) -> output dir``, which ``pretrain()`` may
     # pick instead of the engine (``--backend``); imported only then (numba, scikit-learn).
     cpu_trainer: str | None = None
-    # Its own tokenizer class (ELMo's also gives character ids); None: a `tokenizers` pipeline in the generic
-    # PreTrainedTokenizerFast, so a saved folder loads anywhere.
+    # Its own tokenizer class (ELMo's also gives character ids) and that class's `tokenizers`-backed twin, which
+    # AutoTokenizer returns; None: a `tokenizers` pipeline in the generic PreTrainedTokenizerFast, so a saved folder
+    # loads anywhere.
     tokenizer: str | None = None
+    fast_tokenizer: str | None = None
     # A left-to-right language model: its checkpoints ship a generation config and generate
     # (``AutoModelForCausalLM``, ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an
     # ``EncoderDecoderModel``, so BERT is not one.
@@ -60,7 +62,9 @@ FAMILIES = {
                        cpu_trainer="hf_lineage.cpu.word2vec:pretrain_word2vec", causal_lm=True),
     "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
-                   tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer", causal_lm=True, left_padding=False),
+                   tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",
+                   fast_tokenizer="tokenization_lineage_elmo:LineageElmoTokenizerFast", causal_lm=True,
+                   left_padding=False),
     "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
                   "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True,
                   task_tokens=True),
@@ -139,11 +143,17 @@ def register_family(family: str) -> None:
         # register_for_auto_class accepts only transformers' own names; save_pretrained reads this attribute to
         # copy the modeling files and name the class in auto_map.
         model_class._auto_class = auto_name
-    if FAMILIES[family].tokenizer:
-        tokenizer_class = load_object(FAMILIES[family].tokenizer)
-        AutoTokenizer.register(config_class, slow_tokenizer_class=tokenizer_class, exist_ok=True)
-        # save_pretrained copies the tokenizer's file and names it in auto_map, for trust_remote_code.
-        tokenizer_class.register_for_auto_class("AutoTokenizer")
+    spec = FAMILIES[family]
+    if spec.tokenizer:
+        slow = load_object(spec.tokenizer)
+        fast = load_object(spec.fast_tokenizer) if spec.fast_tokenizer else None
+        # A slow/fast pair: transformers 5's AutoTokenizer returns the fast class (it ignores use_fast), also for a
+        # folder whose tokenizer_config.json names the slow one.
+        AutoTokenizer.register(config_class, slow_tokenizer_class=slow, fast_tokenizer_class=fast, exist_ok=True)
+        for tokenizer_class in (slow, fast):
+            if tokenizer_class is not None:
+                # save_pretrained copies the tokenizer's file and names it in auto_map, for trust_remote_code.
+                tokenizer_class.register_for_auto_class("AutoTokenizer")
         return
     # Our tokenizers are plain `tokenizers` pipelines in the generic fast class, so a saved folder loads anywhere.
     AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast, exist_ok=True)

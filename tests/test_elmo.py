@@ -20,6 +20,7 @@ from hf_lineage import (
     LineageElmoForPreTraining,
     LineageElmoModel,
     LineageElmoTokenizer,
+    LineageElmoTokenizerFast,
 )
 from hf_lineage.models import modeling_lineage_elmo
 from hf_lineage.models.modeling_lineage_elmo import LineageElmoLSTMLayer, LineageElmoScalarMix, reverse_padded
@@ -67,7 +68,7 @@ def test_every_auto_class_builds_its_lineage_class(tokenizer, tmp_path):
         assert type(getattr(transformers, auto_name).from_config(config)).__name__ == class_name
     tokenizer.save_pretrained(tmp_path)
     (tmp_path / "config.json").write_text(config.to_json_string())
-    assert isinstance(AutoTokenizer.from_pretrained(tmp_path), LineageElmoTokenizer)
+    assert isinstance(AutoTokenizer.from_pretrained(tmp_path), LineageElmoTokenizerFast)  # the fast twin
 
 
 def test_named_sizes_match_the_published_models():
@@ -156,7 +157,7 @@ def test_tokenizer_round_trips_through_auto_tokenizer(tokenizer, tmp_path):
     config = tiny()
     config.save_pretrained(tmp_path)
     loaded = AutoTokenizer.from_pretrained(tmp_path)
-    assert type(loaded) is LineageElmoTokenizer and loaded.get_vocab() == tokenizer.get_vocab()
+    assert type(loaded) is LineageElmoTokenizerFast and loaded.get_vocab() == tokenizer.get_vocab()
     for key in ("input_ids", "char_ids", "attention_mask"):
         assert torch.equal(batch(loaded)[key], batch(tokenizer)[key])
     assert (tmp_path / "tokenization_lineage_elmo.py").is_file()  # travels for trust_remote_code
@@ -936,7 +937,8 @@ def test_pretrain_elmo_end_to_end(sentence_text, tmp_path):
     assert evaluation["loss"] == pytest.approx((evaluation["forward_loss"] + evaluation["backward_loss"]) / 2)
     assert evaluation["loss"] < np.log(800) - 1  # it learned something (uniform guessing: log 800)
     tokenizer = AutoTokenizer.from_pretrained(out)
-    assert isinstance(tokenizer, LineageElmoTokenizer) and len(tokenizer) <= 800
+    assert isinstance(tokenizer, LineageElmoTokenizerFast) and len(tokenizer) <= 800
+    assert (out / "tokenizer.json").is_file() and len(LineageElmoTokenizer.from_pretrained(out)) == len(tokenizer)
     features = AutoModel.from_pretrained(out)
     assert isinstance(features, LineageElmoModel) and features.config.cell_clip is None
     enc = tokenizer(["the company said"], return_tensors="pt")

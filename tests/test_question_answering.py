@@ -48,11 +48,12 @@ def _tokenizer(family, texts):
     if family == "gpt":
         return train_bpe_tokenizer(iterator=texts, vocab_size=600, min_frequency=1, model_max_length=128)
     words = train_wordlevel_tokenizer(iterator=texts)
-    if family != "elmo":
+    if family not in ("elmo", "elmo-fast"):
         return words
-    from hf_lineage.models.tokenization_lineage_elmo import LineageElmoTokenizer
+    from hf_lineage.models.tokenization_lineage_elmo import LineageElmoTokenizer, LineageElmoTokenizerFast
 
-    return LineageElmoTokenizer(vocab=["<pad>", "<UNK>", "<S>", "</S>"] + words.convert_ids_to_tokens(
+    tokenizer_class = LineageElmoTokenizerFast if family == "elmo-fast" else LineageElmoTokenizer
+    return tokenizer_class(vocab=["<pad>", "<UNK>", "<S>", "</S>"] + words.convert_ids_to_tokens(
         list(range(4, len(words)))))
 
 
@@ -150,7 +151,7 @@ def test_every_family_has_a_span_head_with_transformers_loss(family):
 # --------------------------------------------------------------------------- windows and offsets
 
 
-@pytest.mark.parametrize("family", ["bert", "gpt", "nnlm", "elmo"])
+@pytest.mark.parametrize("family", ["bert", "gpt", "nnlm", "elmo", "elmo-fast"])
 def test_windows_overlap_by_the_stride_and_offsets_point_into_the_passage(family):
     tokenizer = _tokenizer(family, _texts())
     if family == "gpt":
@@ -175,7 +176,7 @@ def test_windows_overlap_by_the_stride_and_offsets_point_into_the_passage(family
         assert shared == before[-len(shared):] and len(shared) == 4  # the stride: the last 4 tokens again
     covered = {c for passage in spans for a, b in passage for c in range(a, b)}
     assert all(c in covered for c in range(len(CONTEXT)) if not CONTEXT[c].isspace())  # nothing skipped
-    if family in ("nnlm", "elmo"):  # word-level: a token is a whitespace-separated word
+    if family in ("nnlm", "elmo", "elmo-fast"):  # word-level: a token is a whitespace-separated word
         assert all(" " not in CONTEXT[a:b] for passage in spans for a, b in passage)
 
 

@@ -47,7 +47,7 @@ import json
 import numpy as np
 import torch
 
-from ..models import LineageElmoConfig, LineageElmoModel, LineageElmoTokenizer
+from ..models import LineageElmoConfig, LineageElmoModel, LineageElmoTokenizerFast
 
 
 def config_from_options(options: dict, **overrides) -> LineageElmoConfig:
@@ -131,7 +131,7 @@ def state_dict_from_hdf5(weights, config: LineageElmoConfig) -> dict[str, torch.
 
 def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_overrides):
     """``LineageElmoModel`` (eval mode) with the weights of a bilm-tf/AllenNLP ELMo; with ``vocab_file`` (bilm-tf's
-    one-word-per-line vocabulary) also returns the matching ``LineageElmoTokenizer``.
+    one-word-per-line vocabulary) also returns the matching ``LineageElmoTokenizerFast``.
 
     ``config_overrides`` set other config fields (``num_output_representations``, ``do_layer_norm``, task fields,
     ``vocab_size`` ...). The model is ``stateful`` unless ``stateful=False`` is given: like AllenNLP's ``Elmo``, each
@@ -145,7 +145,7 @@ def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_over
         options = json.load(f)
     tokenizer = None
     if vocab_file is not None:
-        tokenizer = LineageElmoTokenizer(vocab_file, max_characters_per_token=options["char_cnn"].get(
+        tokenizer = LineageElmoTokenizerFast(vocab_file, max_characters_per_token=options["char_cnn"].get(
             "max_characters_per_token", 50))
         config_overrides = {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
                             "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..models import LineageElmoConfig, LineageElmoTokenizer
+from ..models import LineageElmoConfig, LineageElmoTokenizer, LineageElmoTokenizerFast
 from ..models.modeling_lineage_elmo import backward_targets, forward_targets
 from ..tokenization import train_wordlevel_tokenizer
 from . import PretrainingObjective
@@ -32,9 +32,10 @@ SPECIALS = {"<pad>": "<pad>", "<unk>": "<UNK>", "<s>": "<S>", "</s>": "</S>"}
 
 
 def elmo_tokenizer_from_corpus(files=None, iterator=None, vocab_size=None, min_count=1, lowercase=False,
-                               model_max_length=1_000_000) -> LineageElmoTokenizer:
-    """A ``LineageElmoTokenizer`` whose vocabulary is the corpus's words by decreasing frequency (the order the
-    sampled and adaptive softmaxes assume), after ``<pad> <UNK> <S> </S>``.
+                               model_max_length=1_000_000) -> LineageElmoTokenizerFast:
+    """A ``LineageElmoTokenizerFast`` (what ``AutoTokenizer`` loads the saved folder as) whose vocabulary is the
+    corpus's words by decreasing frequency (the order the sampled and adaptive softmaxes assume), after
+    ``<pad> <UNK> <S> </S>``.
 
     >>> tok = elmo_tokenizer_from_corpus(iterator=["the cat sat", "the dog"])
     >>> tok.convert_ids_to_tokens([0, 1, 2, 3, 4])
@@ -43,7 +44,7 @@ def elmo_tokenizer_from_corpus(files=None, iterator=None, vocab_size=None, min_c
     words = train_wordlevel_tokenizer(files=files, iterator=iterator, min_count=min_count,
                                       max_vocab_size=vocab_size, lowercase=lowercase)
     vocab = [SPECIALS.get(w, w) for w in words.convert_ids_to_tokens(list(range(len(words))))]
-    return LineageElmoTokenizer(vocab=vocab, lowercase=lowercase, model_max_length=model_max_length)
+    return LineageElmoTokenizerFast(vocab=vocab, lowercase=lowercase, model_max_length=model_max_length)
 
 
 @dataclass
@@ -51,7 +52,7 @@ class DataCollatorForElmo:
     """Examples ``{"words": [...]}`` → ``input_ids``, ``char_ids``, ``attention_mask`` (right-padded) and ``labels``
     (the word ids, -100 at padding; the model shifts them one way per direction)."""
 
-    tokenizer: LineageElmoTokenizer
+    tokenizer: LineageElmoTokenizer | LineageElmoTokenizerFast
 
     def __call__(self, examples):
         batch = self.tokenizer([list(e["words"]) for e in examples], is_split_into_words=True, padding=True,
@@ -75,8 +76,9 @@ class ElmoObjective(PretrainingObjective):
                                           model_max_length=self.args.max_seq_length)
 
     def build_config(self, size, tokenizer, overrides):
-        if not isinstance(tokenizer, LineageElmoTokenizer):
-            raise ValueError(f"ELMo needs a LineageElmoTokenizer (character ids), got {type(tokenizer).__name__}")
+        if not isinstance(tokenizer, (LineageElmoTokenizer, LineageElmoTokenizerFast)):
+            raise ValueError("ELMo needs a LineageElmoTokenizer or LineageElmoTokenizerFast (character ids), got "
+                             f"{type(tokenizer).__name__}")
         self.tokenizer = tokenizer  # init_model stores its word → characters table in the model
         return LineageElmoConfig.from_named(size, **{
             "vocab_size": len(tokenizer), "max_characters_per_token": tokenizer.max_characters_per_token,

@@ -256,8 +256,8 @@ def set_prompt_template(tokenizer) -> None:
     ``pipeline("text-generation")`` builds the prompt the model was fine-tuned to continue. The recipe itself encodes
     with ``add_special_tokens=False``."""
     if hasattr(tokenizer, "mark_sentence_start"):
-        # ELMo's tokenizer: ``source </S>`` instead of its default ``<S> source </S>``, a marked sentence, whose
-        # ``</S>`` its causal LM's generate() drops to continue the words.
+        # ELMo's tokenizers: ``source </S>`` instead of their default ``<S> source </S>``, a marked sentence, whose
+        # ``</S>`` its causal LM's generate() drops to continue the words (the fast one rebuilds its template).
         tokenizer.mark_sentence_start = False
         return
     from tokenizers import processors
@@ -325,7 +325,7 @@ def special_ids_and_lengths(model, kind, tokenizer, decoder_tokenizer, max_sourc
         # prompt (source + separator) + target + eos must fit the context.
         max_target = min(max_target, context // 2)
         max_source = min(max_source, context - max_target - 1)
-    if tokenizer.is_fast or hasattr(tokenizer, "mark_sentence_start"):  # (ELMo's is a Python tokenizer)
+    if tokenizer.is_fast or hasattr(tokenizer, "mark_sentence_start"):  # (ELMo's Python tokenizer too)
         set_prompt_template(tokenizer)
     return special, max_source, max_target
 

@@ -59,9 +59,9 @@ def choose_metric(labels: list[str], requested: str) -> str:
 
 
 def word_ids(encoding, i: int) -> list[int | None]:
-    """The word index of every token of example ``i`` (None for special tokens). Fast tokenizers know it; a slow
-    tokenizer here is a word-level one (ELMo's), one token per word, so the non-special tokens are the words in
-    order."""
+    """The word index of every token of example ``i`` (None for special tokens). Fast tokenizers know it (every
+    family's, ELMo's included); a slow tokenizer here is a word-level one (``LineageElmoTokenizer`` given directly),
+    one token per word, so the non-special tokens are the words in order."""
     if encoding.is_fast:
         return encoding.word_ids(i)
     ids, word = [], 0

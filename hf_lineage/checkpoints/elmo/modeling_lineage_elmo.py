@@ -408,7 +408,8 @@ def check_elmo_inputs(config, input_ids, char_ids, attention_mask):
     if config.use_char_inputs:
         if char_ids is None:
             raise ValueError("char_ids (batch, sequence, max_characters_per_token) are required: tokenize with "
-                             "LineageElmoTokenizer, which returns them with the input_ids")
+                             "ELMo's tokenizer (LineageElmoTokenizerFast, as AutoTokenizer loads it, or "
+                             "LineageElmoTokenizer), which returns them with the input_ids")
         if char_ids.dim() != 3 or char_ids.shape[-1] != config.max_characters_per_token:
             raise ValueError(f"char_ids must have shape (batch, sequence, {config.max_characters_per_token}), got "
                              f"{tuple(char_ids.shape)}")
@@ -723,7 +724,7 @@ class LineageElmoLanguageModel(LineageElmoPreTrainedModel):
         self.softmax.decoder = new_embeddings
 
     def set_vocabulary_characters(self, tokenizer_or_table):
-        """Store every vocabulary word's character ids, from a ``LineageElmoTokenizer`` or a (V, chars) table, so
+        """Store every vocabulary word's character ids, from ELMo's tokenizer (either class) or a (V, chars) table, so
         the model can read word ids alone (generation)."""
         table = tokenizer_or_table
         if hasattr(table, "vocabulary_char_ids"):

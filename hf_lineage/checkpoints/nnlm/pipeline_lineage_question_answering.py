@@ -20,9 +20,10 @@ Two ways reach it through ``pipeline("question-answering", ...)``:
 code (a saved folder names its pipeline, and transformers then asks for ``trust_remote_code``).
 
 Encoding: question first, as every family reads it (GPT: ``<s> question $ passage <e>``; a causal model must
-have read the question before the passage). Fast tokenizers give character offsets and overflowing windows
-themselves. ELMo's tokenizer is a slow, whitespace-splitting one: its windows and offsets are made here from the
-whitespace-separated words of the passage, which is exactly how it splits (an answer is then a run of whole words).
+have read the question before the passage). Fast tokenizers (every family's, ELMo's ``LineageElmoTokenizerFast``
+included) give character offsets and overflowing windows themselves. ELMo's Python tokenizer
+(``LineageElmoTokenizer``) splits on whitespace: its windows and offsets are made here from the whitespace-separated
+words of the passage, which is exactly how it splits (an answer is then a run of whole words).
 
 This file is copied next to a saved model, so it imports only torch, numpy and transformers.
 """
@@ -99,7 +100,8 @@ def encode_question_context(tokenizer, questions, contexts, max_length: int, doc
 
 
 def _encode_words(tokenizer, questions, contexts, max_length, doc_stride, segment_ids):
-    """The windows for a word-level slow tokenizer (ELMo's): one token per whitespace-separated word."""
+    """The windows for a word-level slow tokenizer (``LineageElmoTokenizer``): one token per whitespace-separated
+    word."""
     out = {"offset_mapping": [], "example_index": []}
     special = tokenizer.num_special_tokens_to_add(pair=True)
     for index, (question, context) in enumerate(zip(questions, contexts)):
