@@ -35,7 +35,7 @@ def tiny_run(tmp_path_factory):
                for lang in ("de", "fr")}
     args = CrosslingualArguments(
         output_dir=str(folder / "report"),
-        pretraining_text=[f"en={_head(SAMPLE_PATHS['labeling'][0].parent / 'corpus.train.txt', folder / 'en.txt', 400)}",
+        pretraining_text=[f"en={_head(samples.LINEAGE / 'corpus.train.txt', folder / 'en.txt', 400)}",
                           f"de={_head(data / 'de.text.txt', folder / 'de.txt', 300)}"],
         targets=targets, source_train=_head(SAMPLE_PATHS["labeling"][0], folder / "en.train.jsonl", 330),
         source_validation=_head(SAMPLE_PATHS["labeling"][1], folder / "en.validation.jsonl", 40),
@@ -76,7 +76,8 @@ def test_report_plot_and_model_card(tiny_run):
     assert set(steps) == {"multilingual-seed0", "english-seed0"} and set(steps.values()) == {4}
     cell = json.loads((out / "stages/english/multilingual-seed1/stage.json").read_text())
     assert cell["spec"]["model"].endswith("pretrain/multilingual-seed0/model")  # seed 1 fine-tunes seed 0's model
-    configs = [json.loads((Path(entry["model"]) / "config.json").read_text()) for entry in results["pretraining"].values()]
+    configs = [json.loads((Path(entry["model"]) / "config.json").read_text())
+               for entry in results["pretraining"].values()]
     assert len({(c["hidden_size"], c["num_hidden_layers"]) for c in configs}) == 1
 
 

@@ -18,8 +18,11 @@ RUN_FILE = "run_args.json"
 # Arguments that define *what* is trained; a resumed run must agree on all of them.
 IDENTITY_FIELDS = (
     "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
-    "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size", "gradient_accumulation_steps",
+    "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size",
+    "gradient_accumulation_steps",
 )
+# What a run recorded before an identity field existed had that field's default.
+IDENTITY_DEFAULTS = {"language_alpha": 0.7}
 
 
 @dataclass
@@ -181,6 +184,7 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         if not (out / RUN_FILE).is_file():
             raise PretrainError(f"--resume-from given but {out} holds no run to resume ({RUN_FILE} missing)")
         previous = json.loads((out / RUN_FILE).read_text())
+        previous = {**IDENTITY_DEFAULTS, **previous}
         different = {k: (previous.get(k), v) for k, v in run_identity(args).items() if previous.get(k) != v}
         if different:
             raise PretrainError(f"{out} holds a different run; differing arguments (was, now): {different}")

@@ -64,7 +64,8 @@ class CrosslingualArguments:
 
     output_dir: str = "xling_report"
     scale: str = "tiny"
-    pretraining_text: list[str] = field(default_factory=lambda: [f"{k}={v}" for k, v in DEFAULT_PRETRAINING_TEXT.items()])
+    pretraining_text: list[str] = field(
+        default_factory=lambda: [f"{language}={path}" for language, path in DEFAULT_PRETRAINING_TEXT.items()])
     targets: dict = field(default_factory=lambda: dict(DEFAULT_TARGETS))  # language → {"test": path, "dev": path}
     source_train: str = str(SAMPLE_PATHS["labeling"][0])
     source_validation: str = str(SAMPLE_PATHS["labeling"][1])
@@ -271,7 +272,8 @@ def run(args: CrosslingualArguments) -> dict:
         for language, data in ceilings.items() if model else ():
             tag = {language: target_tests[language]}
             spec = {**cell_spec, "model": model, "data": data, "tag": tag, "seed": seed}
-            jobs.append((f"ceiling/{language}-seed{seed}", spec, partial(finetune_and_tag, model, data, tag, args, seed)))
+            jobs.append((f"ceiling/{language}-seed{seed}", spec,
+                         partial(finetune_and_tag, model, data, tag, args, seed)))
     workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, 4)
     cells = dict(zip([name for name, _, _ in jobs], stages.run_many(jobs, workers)))
     results = score_run(args, seeds, pretrained, cells, english, ceilings, records)
@@ -287,11 +289,13 @@ def run(args: CrosslingualArguments) -> dict:
 
 def describe(args: CrosslingualArguments, texts: dict) -> str:
     steps = args.pretrain_steps or PRETRAIN_STEPS[args.scale]
-    return (f"hf-lineage xling: {min(args.pretraining_seeds or args.seeds, args.seeds)} pre-training seed(s) x (BERT on "
+    pretraining_seeds = min(args.pretraining_seeds or args.seeds, args.seeds)
+    return (f"hf-lineage xling: {pretraining_seeds} pre-training seed(s) x (BERT on "
             f"{'+'.join(texts)} with α = {args.language_alpha:g}, and on English alone: {args.scale} size, {steps:,} "
             f"steps each), {args.seeds} fine-tuning seed(s) x (each model fine-tuned on "
             f"{args.source_sentences:,} English UPOS sentences and tested zero-shot on "
-            f"{', '.join(args.targets)}; in-language ceilings on each target's dev labels); report in {args.output_dir}")
+            f"{', '.join(args.targets)}; in-language ceilings on each target's dev labels); report in "
+            f"{args.output_dir}")
 
 
 # --------------------------------------------------------------------------- command line

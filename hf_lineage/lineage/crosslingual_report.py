@@ -209,11 +209,13 @@ def report_markdown(results: dict) -> str:
         "in-language.", "", header,
         "|---|" + "---|" * len(languages), *rows, "",
         "## Comparisons (a verdict only where the interval excludes zero)", "",
-        "| language | difference | value [95 % interval] | verdict | question |", "|---|---|---|---|---|", *verdicts, "",
+        "| language | difference | value [95 % interval] | verdict | question |", "|---|---|---|---|---|",
+        *verdicts, "",
         "## Vocabulary overlap with the English fine-tuning data", "",
         "Share of the target test set's word pieces seen in the English fine-tuning sentences (types, tokens; Pires et "
-        "al.'s |E ∩ T| / |E ∪ T|), and zero-shot accuracy by how many of a word's pieces were seen (none, some, all).",
-        "", "| model | target | types | tokens | Pires | words and accuracy by pieces seen |", "|---|---|---|---|---|---|",
+        "al.'s |E ∩ T| / |E ∪ T|), and zero-shot accuracy by how many of a word's pieces were seen (none, some, "
+        "all).", "", "| model | target | types | tokens | Pires | words and accuracy by pieces seen |",
+        "|---|---|---|---|---|---|",
         *overlap, "",
         "## What these numbers do and do not show", "",
         "They compare models of one size and budget on one pair of pre-training corpora and one English labelled set; "

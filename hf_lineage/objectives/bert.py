@@ -21,9 +21,9 @@ class BertObjective(PretrainingObjective):
     Input text is BERT's format: one sentence (or paragraph) per line, blank lines between documents.
 
     Multilingual BERT: given language-tagged files (``--train-file en=en.txt --train-file de=de.txt``), one WordPiece
-    vocabulary is trained on text in which each language's words are drawn with probability ∝ q^α (``--language-alpha``,
-    0.7) and the pre-training sequences are drawn the same way (``hf_lineage.data.languages``); a document never spans
-    two languages.
+    vocabulary is trained on text in which each language's words are drawn with probability ∝ q^α
+    (``--language-alpha``, 0.7) and the pre-training sequences are drawn the same way (``hf_lineage.data.languages``);
+    a document never spans two languages.
     """
 
     family = "bert"

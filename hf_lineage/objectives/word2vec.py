@@ -55,8 +55,10 @@ class Word2VecObjective(PretrainingObjective):
         "per_device_batch_size", "gradient_accumulation_steps", "learning_rate", "lr_scheduler", "warmup_ratio",
         "warmup_steps", "max_grad_norm", "checkpoint_every", "eval_every", "dataloader_num_workers", "torch_compile",
     )
-    # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer.
-    unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents")
+    # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer and weights
+    # the languages of a multilingual corpus.
+    unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents",
+                      "language_alpha")
 
     def config_fields(self) -> dict:
         args = self.args
