@@ -76,7 +76,7 @@ class CrosslingualArguments:
     seeds: int = 4
     # Pre-training seeds (None: one per seed, each seed then a whole chain). Fewer: seed i fine-tunes the models of
     # pre-training seed i mod N, and the intervals hold fine-tuning variance and only N models' pre-training variance.
-    # The default, 4 fine-tuning seeds on 2 pre-training seeds, is the documented run's: about 45 minutes on 2 cores.
+    # The default, 4 fine-tuning seeds on 2 pre-training seeds, is the documented run's: 45-90 minutes on 2 CPU cores.
     pretraining_seeds: int | None = 2
     seed: int = 0
     workers: int | None = None  # fine-tuning cells at once in child processes (None: the CPU cores, at most 4)
