@@ -4,8 +4,9 @@
 #
 #   bash utils/transformers_common_tests.sh [FOLDER] [pytest options]
 #
-# Opt-in, not in CI's default run: it downloads the installed transformers release's source archive from PyPI (its
-# tests/ folder holds the common mixins, not the per-model tests), unpacks it into FOLDER (default
+# .ci/run runs it after the suite, on the newest releases (about 30 s); README's test command does not. It
+# downloads the installed transformers release's source archive from PyPI (its tests/ folder holds the common
+# mixins, not the per-model tests), unpacks it into FOLDER (default
 # /tmp/transformers-common-tests; nothing is copied into this repository) as the package `transformers_tests`,
 # installs `parameterized` (the mixins' one extra requirement) there, and runs the lineage testers against it.
 # The archive lacks tests/generation/test_utils.py and tests/exporters/, so GenerationTesterMixin and
