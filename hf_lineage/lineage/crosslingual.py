@@ -337,10 +337,13 @@ def run_namespace(namespace: dict) -> int:
     if "target" in values:
         values["targets"] = {language: {"test": test, "dev": dev} for language, test, dev in values.pop("target")}
     try:
-        run(CrosslingualArguments(**values))
+        results = run(CrosslingualArguments(**values))
     except LineageError as error:
         print(f"hf-lineage xling: error: {error}", file=sys.stderr)
         return 2
+    if results["failed_stages"]:  # reported, and the rest ran; a re-run retries them and reuses the others
+        print(f"hf-lineage xling: failed stages: {', '.join(results['failed_stages'])}", file=sys.stderr)
+        return 1
     return 0
 
 
