@@ -38,10 +38,10 @@ from pathlib import Path
 
 from .. import samples as _samples
 from ..data.languages import MBERT_ALPHA, language_files
+from .crosslingual_report import SOURCE, read_rows, score_run, write_report
 from .settings import SAMPLE_PATHS, SCALES, LineageArguments, LineageError
 
 CROSSLINGUAL = _samples.CROSSLINGUAL
-SOURCE_LANGUAGE = "en"
 # What the offline run reads: English WikiText-2 and UD German GSD dev text (never a test sentence) to pre-train on;
 # English UD EWT labels to fine-tune on; German and French UD GSD test sets to transfer to, their dev sets for the
 # ceiling.
@@ -91,7 +91,7 @@ def check_arguments(args: CrosslingualArguments) -> dict[str, list[str]]:
         texts = language_files(args.pretraining_text)
     except ValueError as error:
         raise LineageError(str(error).replace("--train-file", "--pretraining-text")) from None
-    if not texts or SOURCE_LANGUAGE not in texts or len(texts) < 2:
+    if not texts or SOURCE not in texts or len(texts) < 2:
         raise LineageError("--pretraining-text needs English and at least one more language, each as LANG=PATH "
                            "(e.g. en=wiki.train.tokens de=train.de)")
     paths = [p for ps in texts.values() for p in ps] + [args.source_train, args.source_validation]
@@ -99,7 +99,7 @@ def check_arguments(args: CrosslingualArguments) -> dict[str, list[str]]:
     for path in paths:
         if not os.path.isfile(path):
             raise LineageError(f"{path}: no such file")
-    if not args.targets or SOURCE_LANGUAGE in args.targets:
+    if not args.targets or SOURCE in args.targets:
         raise LineageError("--target: give at least one target language other than English")
     if args.seeds < 1 or args.source_sentences < 1 or any(value is not None and value <= 0 for value in
                                                           (args.pretrain_steps, args.finetune_epochs)):
@@ -175,11 +175,6 @@ def predict_tags(model_dir: Path, sentences: list[list[str]], batch_size: int = 
     return tags
 
 
-def read_rows(path: str) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def write_rows(rows: list[dict], path: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -229,7 +224,6 @@ def ceiling_data(language: str, files: dict, folder: Path) -> dict:
 
 def run(args: CrosslingualArguments) -> dict:
     """The whole experiment; returns results.json's content and writes the report into ``args.output_dir``."""
-    from .crosslingual_report import score_run, write_report
     from .experiment import machine
     from .stages import Stages
 
@@ -238,7 +232,7 @@ def run(args: CrosslingualArguments) -> dict:
     output_dir = Path(args.output_dir)
     seeds = [args.seed + i for i in range(args.seeds)]
     print(describe(args, texts), flush=True)
-    models = {"multilingual": texts, "english": {SOURCE_LANGUAGE: texts[SOURCE_LANGUAGE]}}
+    models = {"multilingual": texts, "english": {SOURCE: texts[SOURCE]}}
     pretraining_seeds = seeds[:args.pretraining_seeds or len(seeds)]  # at most one per fine-tuning seed
     total = len(pretraining_seeds) * len(models) + len(seeds) * (len(models) + len(args.targets))
     stages = Stages(output_dir, total, args.rerun, command="hf-lineage xling")
@@ -246,7 +240,7 @@ def run(args: CrosslingualArguments) -> dict:
     english = english_data(args, data_folder)
     ceilings = {language: ceiling_data(language, files, data_folder) for language, files in args.targets.items()}
     target_tests = {language: files["test"] for language, files in args.targets.items()}
-    evaluated = {SOURCE_LANGUAGE: args.source_validation, **target_tests}
+    evaluated = {SOURCE: args.source_validation, **target_tests}
     spec_base = {"scale": args.scale, "alpha": args.language_alpha, "steps": args.pretrain_steps}
     cell_spec = {**spec_base, **({"epochs": args.finetune_epochs} if args.finetune_epochs else {})}
     records = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 from .baselines import most_frequent_tag
 from .statistics import point_estimate, seed_and_unit_difference, seed_and_unit_interval, unit_scores
 
-SOURCE = "en"
+SOURCE = "en"  # the language every zero-shot model is fine-tuned on
 # The systems, in the report's order: name → (what it is, what it was trained on).
 SYSTEMS = {
     "multilingual": "BERT pre-trained on every --pretraining-text language, fine-tuned on English labels (zero shot "
@@ -35,6 +35,7 @@ BUCKETS = ("none", "some", "all")  # how many of a target word's pieces occur in
 
 
 def read_rows(path: str) -> list[dict]:
+    """A JSON-lines file's rows ({"tokens": [...], "tags": [...]} here)."""
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
