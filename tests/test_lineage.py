@@ -111,9 +111,11 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
         config = json.loads((out / "stages" / f"order_pairs-{family}-{variant}" / "model" / "config.json").read_text())
         assert config["pair_encoding"] == "siamese", (family, variant)
     assert all(0 <= b["score"] <= 100 and b["interval"] for rows in results["baselines"].values() for b in rows)
-    assert {c["id"] for c in results["claims"]} == {"understanding_order", "bidirectional", "pretraining_helps",
-                                                    "beats_baselines", "contextual_beats_static",
-                                                    "pretraining_helps_small", "little_data"}
+    # Family against family: within each regime on its own, never across.
+    assert {c["id"] for c in results["claims"]} == {
+        f"{claim}_{regime}" for claim in ("understanding_order", "bidirectional", "contextual_beats_static")
+        for regime in ("frozen", "finetuned")} | {"pretraining_helps", "beats_baselines", "pretraining_helps_small",
+                                                  "little_data"}
     # One seed: no verdict can be "confirmed" (the seed spread is unknown), only suggested.
     assert all(c["verdict"] in ("suggested (one seed)", "contradicted (one seed)", "inconclusive")
                for c in results["claims"])

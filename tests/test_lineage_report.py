@@ -16,9 +16,11 @@ UNDERSTANDING = ("labeling", "classification", "pairs")
 ORDERED = {"nnlm": 0.50, "word2vec": 0.55, "elmo": 0.65, "gpt": 0.75, "bert": 0.85}
 
 
-def make_results(main_scores, extra_cells=(), n=1000, metric="accuracy"):
+def make_results(main_scores, extra_cells=(), n=1000, metric="accuracy", both_regimes=True):
     """A results dict as the orchestrator builds it. ``main_scores``: {task: {family: score | "failed"}} for the
-    main cells; ``extra_cells``: (family, task, variant, score | "failed") for the other variants."""
+    main cells, copied (with ``both_regimes``) into the other regime (frozen / finetuned) with the same score, as the
+    default run has every family in both; ``extra_cells``: (family, task, variant, score | "failed") for the other
+    variants (a cell given here replaces that copy)."""
     tasks = {
         "labeling": {"kind": "sequence_labeling", "dataset": "UD English EWT, UPOS (sample)", "metric": metric,
                      "train_examples": 1000, "validation_examples": 100, "validation_units": n, "understanding": True},
@@ -44,6 +46,10 @@ def make_results(main_scores, extra_cells=(), n=1000, metric="accuracy"):
             variant = "finetuned" if task == "generation" and family in ("elmo", "gpt", "bert") \
                 else MAIN_VARIANT[family]
             finetuning.append(cell(family, task, variant, score, True))
+            if both_regimes and tasks[task]["understanding"]:  # the other regime's cell, with the same score
+                other = "frozen" if variant == "finetuned" else "finetuned"
+                if not any(c[:3] == (family, task, other) for c in extra_cells):
+                    finetuning.append(cell(family, task, other, score, False))
     finetuning += [cell(family, task, variant, score, False) for family, task, variant, score in extra_cells]
 
     def pretraining(family, loss, perplexity):
@@ -72,7 +78,12 @@ def make_results(main_scores, extra_cells=(), n=1000, metric="accuracy"):
     }
 
 
+# The family-against-family claims are judged in each regime on its own; these tests read the fine-tuned one.
+IN_REGIME = {"understanding_order", "bidirectional", "contextual_beats_static"}
+
+
 def claim(results, claim_id):
+    claim_id = f"{claim_id}_finetuned" if claim_id in IN_REGIME else claim_id
     (found,) = [c for c in evaluate_claims(results) if c["id"] == claim_id]
     return found
 
@@ -119,7 +130,8 @@ def test_order_confirmed_and_static_is_the_better_of_nnlm_and_word2vec():
     first = found["comparisons"][0]
     assert (first["lower"], first["lower_score"], first["higher"]) == ("static (word2vec)", 0.55, "ELMo")
     assert "classification: static (word2vec) 0.550 < ELMo 0.650 (holds, margin 0.0" in found["evidence"]
-    assert found["rule"].startswith("Each family is used as its paper uses it") and "1.96" in found["rule"]
+    assert found["rule"].startswith("Within one regime (every family fine-tuned)") and "1.96" in found["rule"]
+    assert found["regime"] == "finetuned" and found["claim"].endswith("(every family fine-tuned).")
     json.dumps(evaluate_claims(make_results(on_tasks(ORDERED))))  # goes into results.json as it is
 
 
@@ -219,13 +231,13 @@ def test_pretraining_helps_verdicts(scratch, verdict):
     assert len(found["comparisons"]) == sum(score != "failed" for score in scratch.values())
 
 
-def test_pretraining_helps_uses_the_finetuned_cell_else_the_main_one():
+def test_pretraining_helps_compares_the_finetuned_cell_only():
     extra = scratch_cells({("elmo", "labeling"): 0.30, ("nnlm", "labeling"): 0.30})
     extra.append(("elmo", "labeling", "finetuned", 0.70))  # ELMo's main cell is frozen (0.65): not used here
-    found = claim(make_results(on_tasks(ORDERED), extra), "pretraining_helps")
+    found = claim(make_results(on_tasks(ORDERED), extra, both_regimes=False), "pretraining_helps")
     by_family = {c["family"]: c for c in found["comparisons"]}
     assert (by_family["elmo"]["higher"], by_family["elmo"]["higher_score"]) == ("ELMo pretrained (finetuned)", 0.70)
-    assert (by_family["nnlm"]["higher"], by_family["nnlm"]["higher_score"]) == ("NNLM pretrained (frozen)", 0.50)
+    assert "nnlm" not in by_family  # a frozen cell against scratch would compare a frozen network with a trained one
     assert "ELMo: labeling 0.700 (finetuned) vs scratch 0.300 (holds, margin" in found["evidence"]
     assert "labeling 1,000" in found["evidence"]  # the size of the small labelled set
 
@@ -264,7 +276,7 @@ def full_results(tmp_path):
     scores["generation"] = {"nnlm": 3.25, "word2vec": 2.5, "elmo": 8.125, "gpt": 12.5, "bert": 10.0}
     extra = scratch_cells({("bert", "labeling"): 0.40, ("gpt", "classification"): 0.45})
     extra += [("elmo", "labeling", "finetuned", 0.70), ("gpt", "labeling", "frozen", 0.6)]
-    results = make_results(scores, extra)
+    results = make_results(scores, extra, both_regimes=False)
     results["claims"] = evaluate_claims(results)
     results["plots"] = write_plots(results, tmp_path)
     return results
@@ -383,7 +395,7 @@ def test_contextual_beats_static_and_one_seed_verdicts():
     for family, score in {"nnlm": 0.55, "word2vec": 0.60, "elmo": 0.70, "gpt": 0.75, "bert": 0.50}.items():
         results["finetuning"].append({"family": family, "task": "shift", "variant": "frozen", "main": True,
                                       "status": "ok", "score": score})
-    found = claim(results, "contextual_beats_static")
+    (found,) = [c for c in evaluate_claims(results) if c["id"] == "contextual_beats_static_frozen"]
     outcomes = {c["family"]: c["outcome"] for c in found["comparisons"]}
     assert outcomes == {"elmo": "holds", "gpt": "holds", "bert": "reversed"}
     assert found["verdict"] == "inconclusive" and "static (word2vec) 0.600 < ELMo 0.700" in found["evidence"]
@@ -403,3 +415,111 @@ def test_pretraining_helps_small_compares_every_curve_size_below_the_main_one():
     found = claim(results, "pretraining_helps_small")
     assert [(c["size"], c["outcome"]) for c in found["comparisons"]] == [(100, "holds"), (300, "within noise")]
     assert found["verdict"] == "inconclusive" and "GPT on labeling @100: +0.200" in found["evidence"]
+
+
+# --- cells that did not train, the regimes, the shrink's interval, multiplicity (issue 42) -------------------------
+
+
+def test_training_flags_one_class_and_never_moved():
+    from hf_lineage.lineage.finetuning import training_flags
+
+    curve = [{"epoch": e, "score": s} for e, s in enumerate((0.50, 0.60, 0.70), 1)]
+    trained = {"task": "order", "predictions": ["original"] * 90 + ["rotated"] * 10, "dev_curve": curve}
+    assert training_flags(trained) == []
+    one_class = {**trained, "predictions": ["original"] * 96 + ["rotated"] * 4}
+    assert training_flags(one_class) == ["one class"]
+    stuck = {**trained, "dev_curve": [{"epoch": e, "score": 0.535} for e in (1, 2, 3)]}
+    assert training_flags(stuck) == ["never moved"]
+    tagger = {"task": "labeling", "predictions": [["NOUN"] * 19 + ["VERB"]] * 5, "dev_curve": curve}
+    assert training_flags(tagger) == ["one class"]  # 95 % of the tokens one tag
+
+
+def test_flagged_cells_are_left_out_of_every_verdict_and_marked(tmp_path):
+    results = make_results(on_tasks(ORDERED), scratch_cells({("bert", "labeling"): 0.90}))
+    scratch = next(c for c in results["finetuning"] if c["variant"] == "scratch")
+    assert claim(results, "pretraining_helps")["comparisons"][0]["outcome"] == "reversed"  # 0.85 < 0.90
+    scratch.update(flags=["one class"], trained=False)
+    found = claim(results, "pretraining_helps")
+    assert found["verdict"] == "not tested" and "BERT scratch on labeling @None (one class)" in found["evidence"]
+    results["claims"] = evaluate_claims(results)
+    text = open(write_report(results, tmp_path), encoding="utf-8").read()
+    assert "(0.900, did not train: one class)" in text
+
+
+def test_family_claims_are_judged_within_each_regime_never_across():
+    # Frozen: static < ELMo < GPT < BERT; fine-tuned: the reverse. Each regime gets its own verdict.
+    reverse = dict(zip(ORDERED, sorted(ORDERED.values(), reverse=True)))
+    extra = [(f, t, "frozen", s) for t in UNDERSTANDING for f, s in ORDERED.items()]
+    extra += [(f, t, "finetuned", s) for t in UNDERSTANDING for f, s in reverse.items()]
+    results = make_results({}, extra)
+    verdicts = {c["id"]: c["verdict"] for c in evaluate_claims(results)}
+    assert verdicts["understanding_order_frozen"] == "confirmed"
+    assert verdicts["understanding_order_finetuned"] == "not confirmed"
+    assert verdicts["bidirectional_frozen"] == "confirmed" and verdicts["bidirectional_finetuned"] == "not confirmed"
+
+
+def test_the_shrink_of_the_gain_has_its_own_interval():
+    """little_data: (pretrained − scratch) at 100 − the same at 1000, on the same units, with a bootstrap interval."""
+    import numpy as np
+
+    from hf_lineage.lineage.scoring import Scored, contrast
+
+    rng = np.random.default_rng(0)
+
+    def system(accuracy, seeds=3):
+        per_seed = [(rng.random(1000) < accuracy).astype(float) for _ in range(seeds)]
+        return Scored({"score": float(np.mean(per_seed)), "seed_scores": [float(v.mean()) for v in per_seed]},
+                      np.mean(per_seed, axis=0), per_seed)
+
+    big_gain = [system(0.80), system(0.50), system(0.86), system(0.84)]  # +0.30 at 100, +0.02 at 1000
+    shrink = contrast("order", big_gain, (1, -1, -1, 1))
+    assert shrink["difference"] == pytest.approx(0.28, abs=0.05) and shrink["interval"][0] > 0.2
+    same_gain = [system(0.80), system(0.70), system(0.85), system(0.75)]
+    low, high = contrast("order", same_gain, (1, -1, -1, 1))["interval"]
+    assert low < 0 < high
+
+
+def test_multiplicity_counts_the_comparisons_behind_the_verdicts():
+    from hf_lineage.lineage.claims import multiplicity
+
+    claims = evaluate_claims(make_results(on_tasks(ORDERED)))
+    found = multiplicity(claims)
+    n = sum(len(c["comparisons"]) for c in claims)
+    assert found["comparisons"] == n > 0 and found["expected_by_chance_per_direction"] == round(0.025 * n, 1)
+    assert f"rest on {n} comparisons" in found["note"]
+
+
+def test_learning_rate_sweep_keeps_the_best_dev_score_and_noisy_tasks_get_more_seeds():
+    from hf_lineage.lineage.experiment import noisy_tasks, pick_learning_rate
+
+    def record(dev, status="ok"):
+        return {"status": status, "error": None if status == "ok" else "boom", "result": {"dev_score": dev}}
+
+    tried = [(3e-4, record(0.61)), (1e-3, record(0.70)), (3e-3, record(0.70))]
+    assert pick_learning_rate(tried)["result"]["dev_score"] == 0.70 and pick_learning_rate(tried) is tried[1][1]
+    assert pick_learning_rate([*tried, (1e-2, record(None, "failed"))])["status"] == "failed"
+    cells = [{"task": "order", "spread": {"std": 0.08}}, {"task": "labeling", "spread": {"std": 0.01}},
+             {"task": "order_pairs", "spread": None}]
+    assert noisy_tasks(cells) == ["order"]
+
+
+def test_learned_enough_names_a_model_that_knows_less_than_word_identity(tmp_path):
+    from hf_lineage.lineage.diagnostics import learned_enough
+
+    results = make_results(on_tasks(ORDERED), [("elmo", "labeling", "scratch", 0.70),
+                                               ("gpt", "labeling", "scratch", 0.60)])
+    results["main_train_size"] = None
+    for cell in results["finetuning"]:
+        cell.setdefault("train_size", None)
+    upos = {"elmo": (0.661, [0.64, 0.68]), "gpt": (0.80, [0.78, 0.82])}
+    results["probes"] = {"scores": [
+        {"family": f, "layer_name": "layer 1", "property": "upos", "accuracy": a, "accuracy_interval": i,
+         "majority": 0.725} for f, (a, i) in upos.items()]}
+    rows = {r["family"]: r for r in learned_enough(results)}
+    assert set(rows) == {"elmo", "gpt", "bert"}  # the contextual families only
+    assert not rows["elmo"]["enough"] and "below each word's most frequent tag (0.725)" in rows["elmo"]["why"]
+    assert "frozen, it tags worse (0.650)" in rows["elmo"]["why"]
+    assert rows["gpt"]["enough"]  # frozen (0.75, copied from its main cell) beats scratch 0.60, probe above majority
+    results["learned_enough"] = list(rows.values())
+    results["claims"], results["probes"] = evaluate_claims(results), None
+    assert "## Did each contextual model learn enough to be compared?" in open(write_report(results, tmp_path)).read()

@@ -38,7 +38,7 @@ NOISE_RULE = (
 CLAIMS = {
     "understanding_order": (
         "Static word vectors < ELMo < GPT < BERT on understanding tasks.",
-        "Each family is used as its paper uses it (the main table's cells). 'Static' is the better of NNLM and "
+        "Each family's cell in the regime named. 'Static' is the better of NNLM and "
         "word2vec on each task, which is generous to static vectors. On each task the groups that have a score are "
         "compared in the claimed order, each with the next one that has a score (static < ELMo, ELMo < GPT, "
         "GPT < BERT; across a gap when a group has none). Not tested: no task has scores for two groups. "
@@ -48,16 +48,16 @@ CLAIMS = {
     ),
     "bidirectional": (
         "Bidirectional context beats unidirectional context.",
-        "BERT (bidirectional) against GPT (unidirectional; same size and pretraining budget), both fine-tuned (each "
-        "family's fine-tuned cell; its main cell when it has none), on each understanding task. Not tested: no task "
+        "BERT (bidirectional) against GPT (unidirectional; same size and pretraining budget), both in the regime "
+        "named, on each understanding task. Not tested: no task "
         "has both. Confirmed: BERT > GPT holds on more than half of the tasks and is reversed on none. Not "
         "confirmed: reversed on more than half. Inconclusive: anything else. ",
     ),
     "pretraining_helps": (
         "Pretraining beats training from scratch on small labelled data.",
         "For every family and understanding task with both a from-scratch cell (same architecture, random "
-        "initialisation, every parameter trained) and a pretrained cell (the fine-tuned one when it exists, else "
-        "the main one): pretrained against scratch. Not tested: no such pair. Confirmed: pretrained > scratch holds "
+        "initialisation, every parameter trained) and a fine-tuned cell (the same network and training, pretrained "
+        "weights): fine-tuned against scratch. Not tested: no such pair. Confirmed: pretrained > scratch holds "
         "for more than half of the pairs and is reversed for none. Not confirmed: reversed for more than half. "
         "Inconclusive: anything else. ",
     ),
@@ -73,9 +73,8 @@ CLAIMS = {
     "contextual_beats_static": (
         "Contextual representations beat static word vectors on tasks that need context.",
         "On each task built to need context (a bag of words stays near the majority class: by default the two word "
-        "order tasks), each contextual family (ELMo, GPT, BERT; the main table's cells, each family used as its "
-        "paper used it) against the best static family on that task (NNLM, word2vec and, when run, PPMI-SVD: "
-        "generous to static vectors). Confirmed: more than half of the comparisons hold and none is reversed. Not "
+        "order tasks), each contextual family (ELMo, GPT, BERT) against the best static family on that task "
+        "(NNLM, word2vec and, when run, PPMI-SVD: generous to static vectors). Confirmed: more than half of the comparisons hold and none is reversed. Not "
         "confirmed: more than half reversed. Inconclusive: anything else. ",
     ),
     "pretraining_helps_small": (
@@ -88,10 +87,13 @@ CLAIMS = {
     "little_data": (
         "Pretraining helps most when labelled data is scarce.",
         "On the learning-curve tasks, for every family with a pretrained and a from-scratch curve: the gain "
-        "(pretrained − scratch) at the smallest labelled-set size against the gain at the largest. Confirmed: the "
-        "gain at the smallest size holds (pretrained > scratch there) and is larger than at the largest size for "
-        "more than half of the families and tasks. Not confirmed: the pretrained curve is below scratch at the "
-        "smallest size for more than half. Inconclusive: anything else. ",
+        "(pretrained − scratch) at the smallest labelled-set size against the gain at the largest, on the same "
+        "validation units. The shrink (gain at the smallest size − gain at the largest) gets its own 95 % interval "
+        "from the same two-level bootstrap (units drawn once for the four cells, each cell's seeds drawn with "
+        "replacement). Confirmed: for more than half of the families and tasks the gain at the smallest size holds "
+        "and the shrink's interval lies above 0. Not confirmed: the pretrained curve is below scratch at the "
+        "smallest size, or the shrink's interval lies below 0 (the gain grows with data), for more than half. "
+        "Inconclusive: anything else. ",
     ),
 }
 
@@ -138,8 +140,9 @@ def _cells(results):
 
 
 def _score(cell):
-    """The cell's score when it ran to the end and has a finite one, else None."""
-    if not cell or cell.get("status") != "ok":
+    """The cell's score when it ran to the end, trained (not flagged: ``finetuning.training_flags``) and has a finite
+    one, else None."""
+    if not cell or cell.get("status") != "ok" or cell.get("flags"):
         return None
     score = cell.get("score")
     if score is None:
@@ -271,22 +274,51 @@ def _units(scored, cell):
     return scored.get((cell["task"], cell["family"], cell["variant"], cell.get("train_size")))
 
 
-def _understanding_order(results, main, scored=None):
+# The regimes a comparison between families is made in, never across: the pretrained features fixed under one head
+# for every family (a learned scalar mix of its layers, a BiLSTM, a classifier), or every pretrained weight trained.
+REGIMES = {"frozen": "frozen features, the same scalar-mix + BiLSTM head for every family",
+           "finetuned": "every family fine-tuned"}
+
+
+def _regime_cells(by_variant, regime):
+    """``{(family, task): cell}`` of one regime at the main table's size."""
+    return {(family, task): cell for (family, task, variant), cell in by_variant.items() if variant == regime}
+
+
+def _in_regime(claim, regime):
+    """A family-against-family claim judged in one regime: its id, sentence and rule name the regime."""
+    return {**claim, "id": f"{claim['id']}_{regime}", "regime": regime,
+            "claim": f"{claim['claim'].removesuffix('.')} ({REGIMES[regime]}).",
+            "rule": f"Within one regime ({REGIMES[regime]}): every cell compared is the family's {regime} cell. "
+                    + claim["rule"]}
+
+
+def _excluded(results):
+    """The cells left out of every verdict because they did not train, in words (empty when none)."""
+    flagged = [c for c in results.get("finetuning") or [] if c.get("status") == "ok" and c.get("flags")]
+    if not flagged:
+        return ""
+    return ("Left out of every verdict (did not train): " + "; ".join(
+        f"{_name(c['family'])} {c['variant']} on {c['task']} @{c.get('train_size')} ({', '.join(c['flags'])})"
+        for c in flagged) + ".")
+
+
+def _understanding_order(results, cells, scored=None):
     groups = ("static", *contextual_families())
     comparisons, scores = [], {}  # scores: {task: {group: score}}
     per_task_text = []
     for task_name in _understanding_tasks(results):
         task = results["tasks"][task_name]
         present = {}  # group -> (label, score, units), in the claimed order
-        static = [(family, _score(main.get((family, task_name)))) for family in claim_groups("static")]
+        static = [(family, _score(cells.get((family, task_name)))) for family in claim_groups("static")]
         static = [(family, score) for family, score in static if score is not None]
         if static:
             family, score = max(static, key=lambda fs: fs[1])  # ties keep the first, NNLM
-            present["static"] = (f"static ({_name(family)})", score, _units(scored, main.get((family, task_name))))
+            present["static"] = (f"static ({_name(family)})", score, _units(scored, cells.get((family, task_name))))
         for family in contextual_families():
-            score = _score(main.get((family, task_name)))
+            score = _score(cells.get((family, task_name)))
             if score is not None:
-                present[family] = (_name(family), score, _units(scored, main.get((family, task_name))))
+                present[family] = (_name(family), score, _units(scored, cells.get((family, task_name))))
         scores[task_name] = {group: score for group, (_, score, _) in present.items()}
         order = [group for group in groups if group in present]
         task_comparisons = [
@@ -336,19 +368,16 @@ def _understanding_order(results, main, scored=None):
     return _claim("understanding_order", verdict, evidence, comparisons)
 
 
-def _pretrained_cell(by_variant, main, family, task_name):
-    """The fine-tuned cell when it has a score, else the main cell (the way the family's paper uses it)."""
-    cell = by_variant.get((family, task_name, "finetuned"))
-    if _score(cell) is not None:
-        return cell
-    return main.get((family, task_name))
+def _pretrained_cell(by_variant, family, task_name):
+    """The fine-tuned cell: the same trainable network as the from-scratch one, only its starting weights differ
+    (a frozen cell against scratch would also compare a frozen network with a trained one)."""
+    return by_variant.get((family, task_name, "finetuned"))
 
 
-def _bidirectional(results, by_variant, main, scored=None):
+def _bidirectional(results, cells, scored=None):
     comparisons = []
     for task_name in _understanding_tasks(results):
-        gpt = _pretrained_cell(by_variant, main, "gpt", task_name)
-        bert = _pretrained_cell(by_variant, main, "bert", task_name)
+        gpt, bert = cells.get(("gpt", task_name)), cells.get(("bert", task_name))
         if _score(gpt) is None or _score(bert) is None:
             continue
         comparisons.append(_compare(task_name, results["tasks"][task_name], f"GPT ({gpt['variant']})", _score(gpt),
@@ -361,14 +390,14 @@ def _bidirectional(results, by_variant, main, scored=None):
     return _claim("bidirectional", _majority_verdict(comparisons), evidence, comparisons)
 
 
-def _pretraining_helps(results, by_variant, main, scored=None):
+def _pretraining_helps(results, by_variant, scored=None):
     comparisons, per_family = [], []
     tasks = _understanding_tasks(results)
     for family in results["families"]:
         family_comparisons = []
         for task_name in tasks:
             scratch = by_variant.get((family, task_name, "scratch"))
-            pretrained = _pretrained_cell(by_variant, main, family, task_name)
+            pretrained = _pretrained_cell(by_variant, family, task_name)
             if _score(scratch) is None or _score(pretrained) is None:
                 continue
             family_comparisons.append(_compare(
@@ -445,37 +474,54 @@ def _little_data(results, scored):
                          family=family)
         gain_small = _score(cells[pretrained, small]) - _score(cells["scratch", small])
         gain_large = _score(cells[pretrained, large]) - _score(cells["scratch", large])
-        first.update(gain_small=gain_small, gain_large=gain_large, shrinks=gain_small > gain_large)
+        units = [_units(scored, cells[key]) for key in
+                 ((pretrained, small), ("scratch", small), (pretrained, large), ("scratch", large))]
+        shrink = None
+        if all(u is not None for u in units):
+            from .scoring import contrast
+
+            shrink = contrast(task_name, units, (1, -1, -1, 1))
+        shrink_outcome = ("no interval" if shrink is None else "holds" if shrink["interval"][0] > 0 else
+                          "reversed" if shrink["interval"][1] < 0 else "within noise")
+        first.update(gain_small=gain_small, gain_large=gain_large, shrinks=gain_small > gain_large,
+                     shrink=None if shrink is None else shrink["difference"],
+                     shrink_interval=None if shrink is None else shrink["interval"], shrink_outcome=shrink_outcome)
         comparisons.append(first)
+        interval = ("" if shrink is None else
+                    f"; shrink {shrink['difference']:+.3f} [{shrink['interval'][0]:+.3f}, {shrink['interval'][1]:+.3f}]"
+                    f" ({shrink_outcome})")
         texts.append(f"{_name(family)} on {task_name}: gain {gain_small:+.3f} at {small}, {gain_large:+.3f} at "
-                     f"{large} ({first['outcome']} at {small})")
+                     f"{large} ({first['outcome']} at {small}{interval})")
     if not comparisons:
         return _claim("little_data", "not tested", "No family has both learning curves at two sizes.", [])
-    supported = sum(_base(c["outcome"]) == "holds" and c["shrinks"] for c in comparisons)
-    reversed_ = sum(_base(c["outcome"]) == "reversed" for c in comparisons)
+    # Without per-unit values (results written by hand) the shrink has no interval: its sign decides.
+    supported = sum(_base(c["outcome"]) == "holds"
+                    and (c["shrink_outcome"] == "holds" or (c["shrink_outcome"] == "no interval" and c["shrinks"]))
+                    for c in comparisons)
+    against = sum(_base(c["outcome"]) == "reversed" or c["shrink_outcome"] == "reversed" for c in comparisons)
     verdict = ("confirmed" if supported > len(comparisons) / 2 else
-               "not confirmed" if reversed_ > len(comparisons) / 2 else "inconclusive")
+               "not confirmed" if against > len(comparisons) / 2 else "inconclusive")
     evidence = "; ".join(texts) + f". {supported} of {len(comparisons)} show a real gain at the smallest size that " \
-        "shrinks with more data."
+        "shrinks with more data beyond noise."
     return _claim("little_data", verdict, evidence, comparisons)
 
 
-def _contextual_beats_static(results, main, scored=None):
+def _contextual_beats_static(results, cells, scored=None):
     comparisons, texts = [], []
     for task_name, task in results["tasks"].items():
         if not (task.get("understanding") and task.get("needs_context")):
             continue
-        static = [(f, _score(main.get((f, task_name)))) for f in claim_groups("static", "root")]
+        static = [(f, _score(cells.get((f, task_name)))) for f in claim_groups("static", "root")]
         static = [(f, score) for f, score in static if score is not None]
         if not static:
             continue
         best_static, static_score = max(static, key=lambda fs: fs[1])
         for family in contextual_families():
-            cell = main.get((family, task_name))
+            cell = cells.get((family, task_name))
             if _score(cell) is None:
                 continue
             comparison = _compare(task_name, task, f"static ({_name(best_static)})", static_score, _name(family),
-                                  _score(cell), units=(_units(scored, main[(best_static, task_name)]),
+                                  _score(cell), units=(_units(scored, cells[(best_static, task_name)]),
                                                        _units(scored, cell)), family=family)
             comparisons.append(comparison)
             texts.append(f"{task_name}: {_describe(comparison)}")
@@ -534,13 +580,39 @@ def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict |
         [('understanding_order', 'inconclusive'), ('bidirectional', 'confirmed'), ('pretraining_helps', 'confirmed')]
     """
     _check_results(results, ("families", "tasks", "finetuning"))
-    by_variant, main = _cells(results)
-    claims = [_understanding_order(results, main, scored), _bidirectional(results, by_variant, main, scored),
-              _pretraining_helps(results, by_variant, main, scored)]
+    by_variant, _ = _cells(results)
+    claims = []
+    for regime in REGIMES:
+        cells = _regime_cells(by_variant, regime)
+        claims += [_in_regime(_understanding_order(results, cells, scored), regime),
+                   _in_regime(_bidirectional(results, cells, scored), regime),
+                   _in_regime(_contextual_beats_static(results, cells, scored), regime)]
+    claims.append(_pretraining_helps(results, by_variant, scored))
     if results.get("baselines"):
         claims.append(_beats_baselines(results, by_variant, scored, baselines))
-    claims.append(_contextual_beats_static(results, main, scored))
     if results.get("curve_sizes"):
         claims.append(_pretraining_helps_small(results, scored))
         claims.append(_little_data(results, scored))
+    excluded = _excluded(results)
+    if excluded:
+        for claim in claims:
+            claim["evidence"] += " " + excluded
     return claims
+
+
+def multiplicity(claims: list[dict]) -> dict:
+    """How many comparisons the verdicts rest on, and how many would hold by chance alone: each comparison's 95 %
+    interval excludes 0 on its own side with probability at most 2.5 % when the two systems are equal, so among
+    ``n`` comparisons about ``0.025 n`` would "hold" (and as many be "reversed") with no real difference. The
+    verdicts need more than half of their comparisons to hold, a bar chance alone does not reach, but a single
+    comparison is one of many."""
+    comparisons = [c for claim in claims for c in claim.get("comparisons") or []]
+    counts = _counts(comparisons)
+    n = len(comparisons)
+    return {"comparisons": n, "holds": counts["holds"], "reversed": counts["reversed"],
+            "expected_by_chance_per_direction": round(0.025 * n, 1),
+            "note": (f"The verdicts rest on {n} comparisons, each judged at 95 %: with no real difference anywhere, "
+                     f"about {0.025 * n:.1f} would hold and as many be reversed by chance alone (the seed rules make "
+                     f"that rarer still). {counts['holds']} hold and {counts['reversed']} are reversed. A verdict "
+                     "needs most of its comparisons to agree, which chance alone does not give; one comparison on "
+                     "its own is weak evidence.")}

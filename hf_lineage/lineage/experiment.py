@@ -42,7 +42,15 @@ from pathlib import Path
 from .. import __version__
 from . import claims, diagnostics, plots, report
 from .stage_data import prepare_corpus, prepare_task_data, read_task_file, task_files
-from .finetuning import cell_variants, finetune, pretrained_variant, small_set_updates
+from .finetuning import (
+    cell_learning_rate,
+    cell_variants,
+    finetune,
+    pretrained_variant,
+    small_set_updates,
+    sweeps_learning_rate,
+    training_flags,
+)
 from .pretraining import describe_budget, pretrain_family
 from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
@@ -91,8 +99,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     else:
         corpus = shipped_corpus(families, args)
     cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks)
+    runs_per_cell = sum(len(learning_rates(family, variant, scale)) for _, family, variant, _ in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
-                    + len(cells) * len(seeds), args.rerun)
+                    + runs_per_cell * len(seeds), args.rerun)
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -116,13 +125,29 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
 
     begun = time.time()
     runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
+    finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
+    # A task on which some cell's seeds disagree by more than NOISY_SEED_STD gets seeds up to MORE_SEEDS: its
+    # intervals would otherwise rest on three noisy draws.
+    noisy = noisy_tasks(finetuning) if len(seeds) >= 3 and not pretraining_anew else []
+    more_seeds = [args.seed + i for i in range(len(seeds), MORE_SEEDS)]
+    if noisy and more_seeds:
+        stages.print(f"seed std above {NOISY_SEED_STD} on {', '.join(noisy)}: seeds {more_seeds} for those tasks")
+        for seed in more_seeds:
+            for family in families:
+                pretraining[family].append(shipped_record(family, seed, args))
+        noisy_cells = [cell for cell in cells if cell[0] in noisy]
+        stages.total += sum(len(learning_rates(f, v, scale)) for _, f, v, _ in noisy_cells) * len(more_seeds)
+        runs += run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
+                                      all_seeds=seeds + more_seeds)
+        finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
     clock["fine-tuning"] += time.time() - begun
 
     begun = time.time()
-    finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
     results = {
         "version": __version__, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command, "machine": machine(), "scale": args.scale, "seeds": seeds,
+        "more_seeds": {"tasks": noisy, "seeds": more_seeds, "std_above": NOISY_SEED_STD} if noisy and more_seeds
+        else None,
         "budget": describe_budget(args, scale, corpus["train_words"]) if pretraining_anew else corpus["budget"],
         "pretrained_anew": bool(pretraining_anew),
         "corpus": {"name": corpus["name"], "train_words": corpus["train_words"],
@@ -139,9 +164,11 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         if "labeling" in gold:
             results["labeling_words"] = diagnose_labeling(task_data["labeling"], main_size, scored,
                                                           baseline_rows["labeling"], pretraining)
+        results["learned_enough"] = diagnostics.learned_enough(results)
         baseline_units = {task: {summary["name"]: units for summary, units in rows}
                           for task, rows in baseline_rows.items()}
         results["claims"] = claims.evaluate_claims(results, scored=scored, baselines=baseline_units)
+        results["multiplicity"] = claims.multiplicity(results["claims"])
         results["plots"] = plots.write_plots(results, out)
         clock["scores, claims and report"] = time.time() - begun
         results["time_split"] = {name: round(seconds, 1) for name, seconds in clock.items()}
@@ -282,14 +309,16 @@ def run_pretraining_stage(stages, family, seed, args, scale, corpus) -> dict:
             "seconds": record["seconds"], "seed": seed, **record["result"]}
 
 
-def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale) -> list[dict]:
-    """Every (cell, seed), ``args.workers`` at a time; one entry per cell and seed, in order."""
+def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale, all_seeds=None) -> list[dict]:
+    """Every (cell, seed), ``args.workers`` at a time; one entry per cell and seed, in order. A cell that sweeps its
+    learning rate (``sweeps_learning_rate``) runs once per rate and keeps the run with the best dev score; the entry
+    lists every rate's dev score (``learning_rate_sweep``)."""
     entries, jobs = [], []
     main_size = args.task_train or scale.task_train
     for seed in seeds:
         for task, family, variant, size in cells:
             entry = {"family": family, "task": task, "variant": variant, "train_size": size, "seed": seed}
-            data, pretrained = task_data[task], pretraining[family][seeds.index(seed)]
+            data, pretrained = task_data[task], pretraining[family][(all_seeds or seeds).index(seed)]
             if data["status"] != "ok":  # the cell cannot run: its data is unreadable
                 entries.append({**entry, "status": "failed", "error": f"task data: {data['error']}"})
             elif pretrained["status"] != "ok":
@@ -306,10 +335,12 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                         "pair_encoding": args.pair_encoding}
                 name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
                     f"-seed{seed}" if seed != args.seed else "")
-                work = functools.partial(finetune, family, task, variant, Path(pretrained["model"]), files, scale,
-                                         args, seed)
                 entries.append(entry)
-                jobs.append((len(entries) - 1, (name, spec, work)))
+                for rate in learning_rates(family, variant, scale):
+                    work = functools.partial(finetune, family, task, variant, Path(pretrained["model"]), files, scale,
+                                             args, seed, learning_rate=rate)
+                    jobs.append((len(entries) - 1, (name + (f"-lr{rate:g}" if rate else ""),
+                                                    {**spec, "learning_rate": rate}, work)))
                 continue
             stages.done += 1
             entries[-1].update(reused=False, seconds=None)
@@ -317,10 +348,47 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
     # on the order: every cell is seeded on its own).
     jobs.sort(key=lambda job: expected_cost(job[1][1]), reverse=True)
     records = stages.run_many([job for _, job in jobs], workers=finetuning_workers(args))
-    for (index, _), record in zip(jobs, records):
-        entries[index].update(status=record["status"], error=record["error"], reused=record["reused"],
-                              seconds=record["seconds"], **record["result"])
+    by_entry = {}
+    for (index, (_, spec, _)), record in zip(jobs, records):
+        by_entry.setdefault(index, []).append((spec["learning_rate"], record))
+    for index, tried in by_entry.items():
+        tried.sort(key=lambda rate_record: rate_record[0] or 0)
+        record = pick_learning_rate(tried)
+        entries[index].update(status=record["status"], error=record["error"],
+                              reused=all(r["reused"] for _, r in tried),
+                              seconds=sum(r["seconds"] or 0 for _, r in tried), **record["result"])
+        if len(tried) > 1:
+            entries[index]["learning_rate_sweep"] = [
+                {"learning_rate": r["result"].get("learning_rate", rate), "dev_score": r["result"].get("dev_score"),
+                 "status": r["status"]} for rate, r in tried]
     return entries
+
+
+NOISY_SEED_STD = 0.05  # a task with a cell whose seeds' standard deviation exceeds this ...
+MORE_SEEDS = 5  # ... runs this many seeds in all (from --seeds 3 on; one seed has no spread to judge)
+
+
+def noisy_tasks(finetuning: list[dict]) -> list[str]:
+    """The tasks with a cell whose seed standard deviation exceeds ``NOISY_SEED_STD``, in run order."""
+    return list(dict.fromkeys(cell["task"] for cell in finetuning
+                              if ((cell.get("spread") or {}).get("std") or 0) > NOISY_SEED_STD))
+
+
+def learning_rates(family: str, variant: str, scale: Scale) -> list:
+    """The rates a cell trains with: ``[None]`` (its own rate, ``cell_learning_rate``), or the sweep's."""
+    if not sweeps_learning_rate(family, variant):
+        return [None]
+    own = cell_learning_rate(family, variant, scale)
+    return [round(own * factor, 10) for factor in scale.learning_rate_sweep]
+
+
+def pick_learning_rate(tried: list[tuple]) -> dict:
+    """The record of the rate with the best dev score among ``(rate, record)`` pairs; a failed rate fails the cell
+    (its sweep is incomplete). Ties go to the smaller rate."""
+    failed = [record for _, record in tried if record["status"] != "ok"]
+    if failed:
+        return failed[0]
+    return max((record for _, record in tried), key=lambda r: r["result"].get("dev_score") or float("-inf"))
 
 
 def expected_cost(spec: dict) -> tuple:
@@ -364,12 +432,20 @@ def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dic
             finetuning.append({**entry, "status": "failed", "error": f"scoring: {error}"})
             continue
         scored[(task, family, variant, size)] = result
+        flags = sorted({flag for r in cell_runs for flag in training_flags(r)})
         finetuning.append({**entry, "status": "ok", "error": None, **result.summary,
-                           "train_examples": cell_runs[0]["train_examples"],
+                           "train_examples": cell_runs[0]["train_examples"], "seeds": [r["seed"] for r in cell_runs],
                            "epochs_run": [r["epochs_run"] for r in cell_runs],
                            "best_epoch": [r["best_epoch"] for r in cell_runs],
                            "dev_score": [r["dev_score"] for r in cell_runs],
-                           "learning_rate": cell_runs[0]["learning_rate"]})
+                           "max_epochs": cell_runs[0].get("max_epochs"),
+                           # Some seed's best evaluation was its last: it stopped at the epoch cap, still learning.
+                           "capped": any(r.get("capped") for r in cell_runs),
+                           # Why the cell is no evidence (one seed is enough): it is left out of every verdict.
+                           "flags": flags, "trained": not flags,
+                           "learning_rate": [r["learning_rate"] for r in cell_runs],
+                           **({"learning_rate_sweep": [r["learning_rate_sweep"] for r in cell_runs]}
+                              if any("learning_rate_sweep" in r for r in cell_runs) else {})})
     return finetuning, scored
 
 
@@ -469,15 +545,16 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
              "fine-tuning cells would add minutes to the default 15-minute budget")
     add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",
-        help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and the two tasks that need context, "
-             "bigram shift and one word in two contexts); also available: classification and pairs (E2E "
-             "familyFriendly and paraphrase, which a bag of words solves), generation (E2E data-to-text, BLEU), qa "
-             "(extractive question answering, SQuAD 2.0 style, F1) and intent_slots (joint intent and BIO slots, "
-             "exact match)")
+        help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and the two word-order tasks that need "
+             "context; shift and wic, bigram shift and one word in two contexts, when named); also available: "
+             "classification and pairs (E2E familyFriendly and paraphrase, which a bag of words solves), generation "
+             "(E2E data-to-text, BLEU), qa (extractive question answering, SQuAD 2.0 style, F1) and intent_slots "
+             "(joint intent and BIO slots, exact match)")
     add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
-        help="how the understanding tasks use each family besides its main variant (frozen for NNLM, word2vec and "
-             "ELMo, finetuned for GPT and BERT): frozen, finetuned, scratch (default: scratch; none: the main variant "
-             "only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
+        help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
+             "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
+             "and BiLSTM head for every family), finetuned, scratch (default: all three; none: the main variant only; "
+             "the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")

@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from .settings import (
@@ -34,11 +35,11 @@ def untrained_copy(pretrained: Path, target: Path, seed: int) -> Path:
 
 
 def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict, scale: Scale, args: LineageArguments,
-             seed: int, folder: Path) -> dict:
+             seed: int, folder: Path, learning_rate: float | None = None) -> dict:
     """One fine-tuning cell with the recipes' own ``run`` (the code behind ``recipes/<task>.py``): trained on
     ``data["train"]`` for at most the scale's epochs, evaluated on ``data["dev"]`` after every epoch, stopped when the
     dev score has not improved for ``scale.patience`` epochs, and the best epoch's weights predict
-    ``data["validation"]``.
+    ``data["validation"]``. ``learning_rate``: one point of a learning-rate sweep (None: the variant's own rate).
     Returns the predictions (in the scorer's unit order) with the dev curve; the report scores them."""
     import torch
 
@@ -74,7 +75,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     training_args = arguments_class(
         output_dir=str(output_dir), do_train=True, do_eval=True, do_predict=True, seed=seed,
         num_train_epochs=epochs, eval_steps=every, save_steps=every, logging_steps=every,
-        learning_rate=scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate(family),
+        learning_rate=learning_rate or cell_learning_rate(family, variant, scale),
         per_device_train_batch_size=scale.finetune_batch_size, per_device_eval_batch_size=64,
         eval_strategy="steps", save_strategy="steps", save_total_limit=1, load_best_model_at_end=True,
         metric_for_best_model=BEST_MODEL_METRIC.get(spec.kind, "accuracy"), greater_is_better=True,
@@ -112,7 +113,51 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     return {"predictions": predictions, "train_seconds": metrics.get("train_runtime"),
             "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
-            "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
+            "dev_curve": dev_curve, "learning_rate": training_args.learning_rate, "max_epochs": epochs,
+            # Its best evaluation was its last: early stopping never ended it, the epoch cap did, and more training
+            # might still have helped. Reported (results.json "capped"), not hidden.
+            "capped": bool(dev_curve) and best is dev_curve[-1] and len(dev_curve) > 1}
+
+
+def cell_learning_rate(family: str, variant: str, scale: Scale) -> float:
+    """The learning rate a cell trains with when no sweep picks one: the head's when the pretrained part is frozen,
+    else the family's fine-tuning rate."""
+    return scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate(family)
+
+
+def sweeps_learning_rate(family: str, variant: str) -> bool:
+    """Whether a cell picks its learning rate from ``Scale.learning_rate_sweep`` on its dev split: the fine-tuned
+    Transformers (a fine-tuning rate that suits one Transformer and task can leave another at chance)."""
+    from .settings import LINEAGE_FAMILIES
+
+    return variant == "finetuned" and LINEAGE_FAMILIES[family].sweep_learning_rate
+
+
+# A cell that did not train is no evidence: it is flagged and left out of every verdict (the report lists it).
+ONE_CLASS_SHARE = 0.95  # the most frequent predicted label (tag, for labeling) covers at least this share
+NEVER_MOVED = 0.005  # its best dev score is less than this above its first evaluation's
+
+
+def training_flags(run: dict) -> list[str]:
+    """Why one seed's cell is no evidence ([] when it trained): "one class" (it predicts one label for at least
+    ``ONE_CLASS_SHARE`` of the validation units: tokens for labeling, examples otherwise) or "never moved" (its dev
+    score never rose ``NEVER_MOVED`` above its first evaluation). Tasks whose predictions are not labels (generation,
+    QA, intent and slots) get the dev-curve check only."""
+    flags = []
+    predictions = run.get("predictions") or []
+    labels = None
+    if TASKS[run["task"]].kind == "sequence_labeling":
+        labels = [tag for sentence in predictions for tag in sentence]
+    elif TASKS[run["task"]].kind in ("classification", "sentence_pairs"):
+        labels = list(predictions)
+    if labels:
+        most = max(Counter(labels).values())
+        if most >= ONE_CLASS_SHARE * len(labels):
+            flags.append("one class")
+    curve = [point["score"] for point in run.get("dev_curve") or []]
+    if len(curve) > 1 and max(curve) - curve[0] < NEVER_MOVED:
+        flags.append("never moved")
+    return flags
 
 
 # The dev score that picks a cell's best checkpoint (the recipes' evaluation metric names).
@@ -134,9 +179,10 @@ def schedule_for(train_file: str, scale: Scale, args: LineageArguments) -> tuple
 
 
 def small_set_updates(scale: Scale) -> int:
-    """The fewest updates a cell may be given by its epoch count (early stopping may still end it after
-    ``scale.min_steps``). 1.5 × min_steps keeps the default run within its 15 minutes; 2 × cost 50 s more."""
-    return math.ceil(1.5 * scale.min_steps)
+    """The fewest updates a cell may be given by its epoch count: its cap when the labelled set is small (early
+    stopping usually ends it sooner, never before ``scale.min_steps``). At 1.5 × min_steps, cells at 100 and 300
+    examples often had their best evaluation last (stopped by the cap, still learning); 4 × leaves them room."""
+    return 4 * scale.min_steps
 
 
 def early_stopping_after(min_steps: int, early_stopping_patience: int):

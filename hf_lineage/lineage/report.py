@@ -97,12 +97,23 @@ def _score_cell(cell, notes, where):
     status = cell.get("status")
     score = _score(cell)
     if score is not None:
-        return _with_interval(cell) + (" †" if cell.get("reused") else "")
+        return (_with_interval(cell) + (" †" if cell.get("reused") else "")
+                + (" (capped)" + notes.mark(CAPPED_NOTE) if cell.get("capped") else ""))
+    if status == "ok" and cell.get("flags") and cell.get("score") is not None:
+        return (f"({_with_interval(cell)}, did not train: {', '.join(cell['flags'])})"
+                + notes.mark(f"{where}: {FLAGGED_NOTE}"))
     if status == "failed":
         return "failed" + notes.mark(f"{where} failed: {cell.get('error') or 'no error message recorded'}")
     if status == "skipped":
         return "—" + (notes.mark(f"{where} skipped: {cell['error']}") if cell.get("error") else "")
     return "—"
+
+
+CAPPED_NOTE = ("capped: in some seed the best dev evaluation was the last one, so the epoch cap ended the training "
+               "(it might have gone on improving); the score stands, with that caveat.")
+FLAGGED_NOTE = ("did not train, left out of every verdict: “one class” = it predicts one label for at least 95 % of "
+                "the validation units; “never moved” = its dev score never rose half a point above its first "
+                "evaluation.")
 
 
 def _with_interval(entry, digits=3):
@@ -342,6 +353,12 @@ def _claims_section(results):
         return ["The claims were not evaluated for this report."]
     lines = ["The claims of the papers this project follows, each decided by a rule fixed before the numbers were "
              "seen; a verdict is never forced. " + NOISE_RULE]
+    if results.get("multiplicity"):
+        lines += ["", f"**Multiplicity.** {results['multiplicity']['note']}"]
+    if results.get("more_seeds"):
+        more = results["more_seeds"]
+        lines += ["", f"**Seeds.** Seed standard deviation above {more['std_above']} on {', '.join(more['tasks'])}: "
+                      f"those tasks ran seeds {', '.join(map(str, more['seeds']))} too."]
     for i, claim in enumerate(claims, 1):
         rule = claim["rule"].removesuffix(NOISE_RULE).strip()  # the shared noise rule is printed once, above
         lines += ["", f"### {i}. {claim['claim']}", "", f"**Verdict: {claim['verdict']}.**", "",
@@ -382,6 +399,27 @@ def _variants_table(results, notes):
     return _table(header, rows)
 
 
+def _learned_enough_section(results):
+    rows = results.get("learned_enough") or []
+    if not rows:
+        return []
+    lines = ["", "## Did each contextual model learn enough to be compared?", "",
+             "A family whose pretrained representation knows less than word identity, or whose frozen features lose "
+             "to the same network trained from scratch, did not learn enough in its budget for its verdicts to say "
+             "much about its kind of model; its pretraining loss over the last third of its curve (the pretraining "
+             "curves plot) shows whether the budget stopped it while it was still learning.", ""]
+    table = [[_name(r["family"]),
+              "—" if r["best_probe"] is None else f"{r['best_probe']:.3f} ({r['best_probe_layer']})",
+              _number(r["per_word_majority"]), _number(r["frozen_labeling"]), _number(r["scratch_labeling"]),
+              "—" if not r["pretraining_loss_last_third"] else
+              "{:.2f} → {:.2f}".format(*r["pretraining_loss_last_third"]),
+              "yes" if r["enough"] else "no"] for r in rows]
+    lines += _table(["family", "best UPOS probe (layer)", "per-word majority", "labeling frozen", "labeling scratch",
+                     "pretraining loss, last third", "learnt enough"], table)
+    lines += [""] + [f"- {_name(r['family'])}: {r['why']}." for r in rows if r["why"]]
+    return lines
+
+
 def _failures(results):
     lines = []
     for family in results["families"]:
@@ -414,11 +452,16 @@ def _caveats(results):
         "labeling, since the words of a sentence are not independent; meaning representations for generation — and, "
         "with several seeds, over the seeds too.",
         "- Every cell was trained until its dev split (carved from the training data) stopped improving and the best "
-        "epoch was kept, with the learning rates of the notes below; no learning rate was tuned on the validation "
-        "data, and none per cell.",
+        "epoch was kept, with the learning rates of the notes below; the fine-tuned Transformers picked theirs from a "
+        "3-point sweep on that dev split, never on the validation data. Cells that did not train (one class, or a "
+        "dev score that never moved) are shown in brackets and left out of every verdict; cells stopped by the epoch "
+        "cap are marked (capped).",
         "- The main table uses each family as its paper does (static vectors and ELMo as frozen features under a "
-        "task encoder, GPT and BERT fine-tuned), so it compares the approaches, not only the networks; the variants "
-        "table and the learning curves separate the two.",
+        "task encoder, GPT and BERT fine-tuned), so it compares approaches and heads, not only representations; "
+        "no verdict compares families across regimes: the family-against-family claims are judged within the frozen "
+        "regime (the same scalar-mix + BiLSTM head over every family's features) and within the fine-tuned regime "
+        "(every family fine-tuned; GPT and BERT with their papers' linear heads, the others with their BiLSTM task "
+        "encoder), each on its own.",
         "- Pretraining losses and perplexities are on different scales across families (objectives and "
         "tokenizations differ; see the notes under the pretraining table).",
         "- The papers made their claims at far larger scale (BERT base: 110 M parameters, 3.3 B words of "
@@ -465,14 +508,16 @@ def write_report(results: dict, output_dir) -> str:
     lines += ["", "## The claims", ""] + _claims_section(results)
 
     lines += ["", "## Frozen vs fine-tuned vs from scratch", "",
-              "The understanding tasks for every variant that ran: frozen (pretrained network frozen, task head and "
-              "task encoder trained), finetuned (every parameter trained from the pretrained checkpoint), scratch "
+              "The understanding tasks for every variant that ran: frozen (pretrained network frozen; every family "
+              "gets the same head over it: a learned scalar mix of its layers, a BiLSTM task encoder, a classifier), "
+              "finetuned (every parameter trained from the pretrained checkpoint), scratch "
               "(same architecture, random initialisation, every parameter trained). (main) marks the main table's "
               "variant.", ""]
     start = len(notes.texts)
     lines += _variants_table(results, notes)
     lines += _footnote_block(notes, start)
 
+    lines += _learned_enough_section(results)
     lines += ["", "## Learning curves", ""] + _curves_section(results)
     lines += probing_lines(results.get("probes"))
 

@@ -134,6 +134,17 @@ def compare(task: str, better: Scored, worse: Scored, seed: int = 0) -> dict:
             "seed_differences": per_seed, "seed_spread": seed_spread, "outcome": outcome}
 
 
+def contrast(task: str, systems: list[Scored], weights: tuple, seed: int = 0) -> dict:
+    """Σ weights[i] · score(systems[i]) over systems scored on the same validation units, with its 95 % interval from
+    the two-level bootstrap (each resample draws the units once for every system, and each system's seeds with
+    replacement). E.g. a difference of differences, ``(a − b) − (c − d)``: weights (1, −1, −1, 1)."""
+    kind = TASKS[task].kind
+    per_seed = [system.per_seed_units or [system.units] for system in systems]
+    estimate, low, high = statistics.seed_and_unit_contrast(per_seed, weights, task_kind=kind,
+                                                            n=BOOTSTRAP_RESAMPLES, seed=seed)
+    return {"difference": estimate, "interval": [low, high]}
+
+
 BASELINES = {
     # task kind → (name, description, function(train_rows, validation_rows, seed) → predictions)
     "sequence_labeling": [

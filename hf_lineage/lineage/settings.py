@@ -13,9 +13,10 @@ from .. import samples as _samples
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
 VARIANTS = ("frozen", "finetuned", "scratch")
-# Run by default besides each family's main variant on every understanding task: from scratch, the question "does
-# pretraining help?" (the learning-curve task, labeling, runs it at every size in any case).
-DEFAULT_VARIANTS = ("scratch",)
+# Every family in every regime by default, so that each verdict compares families within one regime: frozen (the
+# pretrained features fixed, one head for all: a learned scalar mix of the layers, a BiLSTM, a classifier),
+# fine-tuned (every pretrained weight trains with the task) and from scratch (the same network, random weights).
+DEFAULT_VARIANTS = VARIANTS
 SAMPLES = _samples.LINEAGE
 
 
@@ -55,6 +56,8 @@ class LineageFamily:
     # "none" (not a language model: its validation loss is its own objective's, with no perplexity), or None (no
     # validation at all).
     perplexity: str | None = None
+    # Its fine-tuned cells pick their learning rate from ``Scale.learning_rate_sweep`` on the dev split.
+    sweep_learning_rate: bool = False
 
 
 # The tiny scale's budget is equal pretraining time, fixed as the corpus words each family reads in that time on the
@@ -118,13 +121,13 @@ LINEAGE_FAMILIES = {
         sizes={"tiny": ("tiny", {"lm_loss_weight": 0.0}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
                "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("gpt", {}, {})},
         finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 6.25e-5}, equal_time_words=700_000,
-        perplexity="causal"),
+        perplexity="causal", sweep_learning_rate=True),
     "bert": LineageFamily(
         "BERT", "tab:red", "masked LM + NSP (validation: masked LM)", "finetuned", "finetuned", "bert",
         sizes={"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
                "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})},
         finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 5e-5}, equal_time_words=1_850_000,
-        perplexity="masked"),
+        perplexity="masked", sweep_learning_rate=True),
 }
 
 
@@ -233,6 +236,9 @@ class Scale:
     # "siamese", each sentence encoded alone and mean-pooled, [u, v, |u - v|, u * v] (Reimers & Gurevych 2019), as
     # the static families and ELMo read pairs. The tiny Transformers stay at chance with "cross" (docs/lineage.md).
     pair_encoding: str = "cross"
+    # The fine-tuned Transformers (``LineageFamily.sweep_learning_rate``) train once per factor of their fine-tuning
+    # rate and keep the run with the best dev score (never the validation set's).
+    learning_rate_sweep: tuple = (1 / 3, 1.0, 3.0)
 
     def family_sizes(self, family: str) -> tuple:
         """(named config, config overrides, pretraining overrides) of ``family`` at this scale."""
@@ -249,7 +255,7 @@ class Scale:
 SCALES = {
     "tiny": Scale(
         name="tiny", epochs=1.0, corpus_words=None, vocab_size=8000, max_seq_length=64,
-        batch_size=32, task_train=1000, task_validation=None, finetune_epochs=15.0, finetune_batch_size=32,
+        batch_size=32, task_train=1000, task_validation=None, finetune_epochs=30.0, finetune_batch_size=32,
         head_learning_rate=1e-2, max_target_length=48,
         equal_time_seconds=TINY_EQUAL_TIME_SECONDS,
         curve_sizes=(100, 300, 1000), dev_examples=200, pair_encoding="siamese",

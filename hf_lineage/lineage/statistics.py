@@ -321,6 +321,23 @@ def seed_and_unit_difference(a_per_seed: list, b_per_seed: list, task_kind: str 
     return PairedDifference(float(np.mean(a_scores) - np.mean(b_scores)), float(low), float(high))
 
 
+def seed_and_unit_contrast(systems_per_seed: list, weights, task_kind: str = "accuracy", n: int = 1000,
+                           seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(Σ wᵢ · mean score of system i over its seeds, low, high): a weighted sum of several systems' scores on the
+    same units, e.g. a difference of two differences, with the two-level bootstrap interval of
+    :func:`seed_and_unit_difference` (units drawn once for all systems, each system's seeds drawn on its own)."""
+    kind = _kind(task_kind)
+    low_q, high_q = _check(n, confidence)
+    weights = np.asarray(weights, dtype=float)
+    if len(weights) != len(systems_per_seed):
+        raise ValueError(f"{len(weights)} weights for {len(systems_per_seed)} systems")
+    means = np.asarray([np.mean([point_estimate(kind, v) for v in per_seed]) for per_seed in systems_per_seed])
+    scores = _seed_and_unit_scores(kind, [list(per_seed) for per_seed in systems_per_seed], n,
+                                   np.random.default_rng(seed))
+    low, high = np.nanquantile(scores @ weights, [low_q, high_q])
+    return float(means @ weights), float(low), float(high)
+
+
 class Spread(NamedTuple):
     mean: float
     std: float | None  # sample standard deviation (ddof=1); None for a single value
