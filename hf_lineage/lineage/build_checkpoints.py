@@ -117,7 +117,8 @@ def card_section(record: dict) -> str:
         f"Pretrained by `{record['command']}` (seed {record['seed']}) on {', '.join(record['corpus']['files'])} "
         f"({record['corpus']['train_words']:,} words), {record['corpus']['license']}.", "",
         f"- Size: the lineage's tiny scale, named config `{record['config']}` with {record['overrides']}; "
-        f"{record['parameters']:,} parameters.",
+        f"{record['parameters']:,} parameters" + (f" and {record['buffers']:,} buffer elements."
+                                                 if record.get("buffers") is not None else "."),
         f"- Budget: {record['budget']['description']}." + (f" {record['schedule']}" if record.get("schedule") else ""),
         f"- Read: {record.get('words_seen') or 0:,} corpus words ({record.get('steps') or 'whole passes'} steps) in "
         f"{record.get('train_seconds') or 0:.0f} s of training on {record['machine']}.",

@@ -51,7 +51,7 @@ from .finetuning import (
     sweeps_learning_rate,
     training_flags,
 )
-from .pretraining import describe_budget, pretrain_family
+from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
 from .scoring import gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
@@ -66,7 +66,10 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     LineageArguments,
     LineageError,
     Scale,
+    CheckpointSource,
     check_arguments,
+    checkpoint_items,
+    checkpoint_sources,
     default_families,
     main_variant,
 )
@@ -184,45 +187,77 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
 
 def pretrains(args: LineageArguments) -> bool:
     """Whether this run pretrains the families itself: ``--pretrain``, or any option that only pretraining reads
-    (a corpus, a budget, a scale other than the shipped checkpoints' tiny one)."""
+    (a corpus, a budget, a scale other than the shipped checkpoints' tiny one). With ``--checkpoints`` it fine-tunes
+    those folders (a larger scale then sets the fine-tuning only)."""
     return bool(args.pretrain or args.corpus or args.validation_corpus or args.dataset_name or args.budget_words
-                or args.budget_seconds or args.scale != "tiny")
+                or args.budget_seconds or (args.scale != "tiny" and not args.checkpoints))
 
 
 def checkpoint_folder(family: str, args: LineageArguments) -> Path:
-    from .. import checkpoints
+    return checkpoint_source(family, args).folder
 
-    if args.checkpoints:
-        return Path(args.checkpoints) / family
-    return checkpoints.path(family)
+
+def checkpoint_source(family: str, args: LineageArguments) -> CheckpointSource:
+    """Where ``family``'s pretrained folder comes from (``settings.checkpoint_sources``: shipped, ``--checkpoints
+    DIR`` or ``FAMILY=FOLDER``)."""
+    families = list(dict.fromkeys([*args.families, family]))
+    return checkpoint_sources(LineageArguments(families=families, checkpoints=args.checkpoints))[family]
 
 
 def shipped_record(family: str, seed: int, args: LineageArguments) -> dict:
     """A family's pretraining record when the run fine-tunes a pretrained folder (the shipped checkpoint, or
-    ``--checkpoints``' own) instead of pretraining: its ``pretraining.json``, as the pretraining stage reports it."""
-    folder = checkpoint_folder(family, args)
+    ``--checkpoints``' own) instead of pretraining: its ``pretraining.json``, as the pretraining stage reports it,
+    with its size counted from the folder itself (parameters and buffers from the weights, widths and layers from
+    config.json: a stale record's count is never what is shown) and its source. A folder without pretraining.json
+    (a converted published model, say) has None for what only a record knows (words seen, budget, curves)."""
+    source = checkpoint_source(family, args)
+    folder = source.folder
     record_file = folder / "pretraining.json"
     record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    config = json.loads((folder / "config.json").read_text())
     weights = hashlib.sha256()
     for path in sorted(folder.glob("*.safetensors")):
         weights.update(path.read_bytes())
-    return {"config": None, "objective": None, "parameters": None, "validation": {}, "curve": [], "eval_curve": [],
-            "steps": None, "words_seen": None, "train_seconds": None, **record, "model": str(folder),
+    converted = record.get("converted_from") or config.get("converted_from")
+    return {"config": None, "objective": LINEAGE_FAMILIES[family].objective, "validation": {}, "curve": [],
+            "eval_curve": [], "steps": None, "words_seen": None, "train_seconds": None, **record,
+            **count_parameters(folder), "size": describe_size(family, config),
+            "source": f"converted from {converted}" if converted else source.source,
+            "pretraining_recorded": bool(record), "model": str(folder),
             "status": "ok", "error": None, "reused": True, "seconds": 0.0, "seed": seed,
-            "pretraining_seed": record.get("seed"), "shipped": not args.checkpoints,
+            "pretraining_seed": record.get("seed"), "shipped": source.shipped, "replaced": source.replaced,
             "weights_sha256": weights.hexdigest()}
 
 
 def shipped_corpus(families: list[str], args: LineageArguments) -> dict:
-    """The corpus and budget the pretrained folders record (the first family's; the build gives all the same)."""
-    record = shipped_record(families[0], args.seed, args)
+    """The corpus and budget the pretrained folders record: the first family's that keeps the shipped or ``DIR``
+    checkpoint (the build gives them all the same); the families given their own folder (``FAMILY=FOLDER``) are
+    named apart, with the words their records give, so the line never claims the shipped budget for them."""
+    records = {family: shipped_record(family, args.seed, args) for family in families}
+    common = [f for f in families if not records[f]["replaced"]]
+    record = records[common[0]] if common else {}
     corpus, budget = record.get("corpus") or {}, dict(record.get("budget") or {})
-    where = "the checkpoints shipped with hf_lineage" if not args.checkpoints else f"the checkpoints in {args.checkpoints}"
-    budget["description"] = (f"{where}, pretrained once by `hf-lineage checkpoints build`: "
-                             + (budget.get("description") or "budget not recorded")
-                             + f" on {record.get('machine') or 'an unrecorded machine'}")
-    budget["kind"] = "shipped" if not args.checkpoints else "checkpoints"
-    return {"name": ", ".join(corpus.get("files") or []) or "not recorded", "license": corpus.get("license"),
+    directory, _ = checkpoint_items(args.checkpoints)
+    where = "the checkpoints in " + directory if directory else "the checkpoints shipped with hf_lineage"
+    parts = []
+    if common:
+        parts.append(f"{where}" + (f" ({', '.join(common)})" if len(common) < len(families) else "")
+                     + ", pretrained once by `hf-lineage checkpoints build`: "
+                     + (budget.get("description") or "budget not recorded")
+                     + f" on {record.get('machine') or 'an unrecorded machine'}")
+    for family in families:
+        if records[family]["replaced"]:
+            words = records[family].get("words_seen")
+            parts.append(f"{family} from {records[family]['source']} ("
+                         + (f"{words:,} words of pretraining recorded" if words else "its pretraining not recorded")
+                         + ")")
+    budget["description"] = "; ".join(parts)
+    budget["kind"] = ("shipped" if not args.checkpoints else "checkpoints" if not any(
+        records[f]["replaced"] for f in families) else "mixed checkpoints")
+    name = ", ".join(corpus.get("files") or []) or "not recorded"
+    if common and len(common) < len(families):
+        name += " (the checkpoints of " + ", ".join(common) + "; the others' own: see the pretraining table)"
+    return {"name": name, "license": corpus.get("license"),
             "train_words": corpus.get("train_words") or 0, "validation_words": corpus.get("validation_words"),
             "train": [], "validation": [], "budget": budget}
 
@@ -584,8 +619,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="pretrain every family anew on --corpus (default: the embedded WikiText-2 sample) with --budget-* "
              "instead of fine-tuning the shipped checkpoints (implied by --corpus, --dataset-name, --budget-* and "
              "--scale small/base)")
-    add("--checkpoints", metavar="DIR", help="fine-tune the pretrained folders DIR/<family> (e.g. written by "
-        "`hf-lineage checkpoints build --output-dir DIR`) instead of the shipped ones")
+    add("--checkpoints", nargs="+", action="extend", metavar="DIR|FAMILY=FOLDER",
+        help="fine-tune other pretrained folders instead of the shipped ones: DIR/<family> for every family (e.g. "
+             "written by `hf-lineage checkpoints build --output-dir DIR`), and/or FAMILY=FOLDER for one family (a "
+             "scale axis: e.g. bert=out/bert-small from `hf-lineage pretrain`, or a published model converted by "
+             "hf_lineage.convert; FOLDER may be a Hugging Face Hub id, downloaded when online); the family must be in "
+             "--families, the folder's config.json of its model type. Families not named keep the shipped "
+             "checkpoint. The pretraining table names each folder's size, words read and source; with --scale "
+             "small/base the scale sets the fine-tuning only")
     add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
     return parser

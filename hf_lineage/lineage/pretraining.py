@@ -13,15 +13,62 @@ from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, Sca
 from .stages import process_state
 
 
-def count_parameters(model_dir: Path) -> int:
+def count_parameters(model_dir: Path) -> dict:
+    """``{"parameters": n, "buffers": m}``: the elements of ``model_dir``'s weights that are the model's parameters
+    (its ``nn.Parameter``s, what ``model.num_parameters()`` counts: weights training can change, ELMo's scalar-mix
+    weights included, which pretraining freezes and the task models train) and those that are buffers (constants
+    saved with the weights: ELMo's characters of every vocabulary word, word2vec's word counts, svd's singular
+    values). Each tensor is named by the model's own class, built on the meta device (no memory, no weights read);
+    a tensor of a name the class does not know counts as a parameter."""
     from safetensors import safe_open
 
-    total = 0
-    for path in model_dir.glob("*.safetensors"):
+    buffer_names = _buffer_names(model_dir)
+    counts = {"parameters": 0, "buffers": 0}
+    for path in sorted(Path(model_dir).glob("*.safetensors")):
         with safe_open(str(path), framework="pt") as f:
             for name in f.keys():
-                total += math.prod(f.get_slice(name).get_shape())
-    return total
+                size = math.prod(f.get_slice(name).get_shape())
+                counts["buffers" if name in buffer_names else "parameters"] += size
+    return counts
+
+
+def _buffer_names(model_dir: Path) -> set:
+    """The names of the saved (persistent) buffers of the class ``model_dir``'s config.json names."""
+    import torch
+    from transformers import AutoConfig
+
+    from .. import registry
+
+    registry.register_all()
+    config = AutoConfig.from_pretrained(str(model_dir))
+    family = registry.family_of_config(config)
+    if family is None:
+        return set()
+    _, modeling = registry.family_classes(family)
+    names = list(config.architectures or []) + [modeling.AUTO_CLASSES["AutoModelForPreTraining"]]
+    model_class = next(getattr(modeling, name) for name in names if hasattr(modeling, name))
+    with torch.device("meta"):
+        model = model_class(config)
+    parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    return set(model.state_dict()) - parameters
+
+
+# config.json's width and depth keys of each family: (width keys, layer keys); the first present counts.
+SIZE_KEYS = {"bert": (("hidden_size",), ("num_hidden_layers",)), "gpt": (("hidden_size",), ("num_hidden_layers",)),
+             "elmo": (("projection_size", "lstm_cell_size"), ("num_lstm_layers",)),
+             "nnlm": (("embedding_size",), ()), "word2vec": (("vector_size",), ()), "svd": (("vector_size",), ())}
+
+
+def describe_size(family: str, config: dict) -> str:
+    """A pretrained folder's size in words, from its config.json: "layers × width" ("2 × 64"; ELMo's LSTM width after
+    its projection) or "64-d" for one vector per word (the named config, when recorded, is the table's own column)."""
+    widths, layers = SIZE_KEYS.get(family, ((), ()))
+    width = next((config[k] for k in widths if config.get(k)), None)
+    depth = next((config[k] for k in layers if config.get(k)), None)
+    text = "not recorded" if width is None else (f"{depth} × {width}" if depth else f"{width}-d")
+    if family == "nnlm" and config.get("hidden_size"):
+        text += f", hidden {config['hidden_size']}"
+    return text
 
 
 def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: dict, folder: Path,
@@ -70,8 +117,10 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
     """The numbers the report needs from ``train_results.json`` (the engine's or word2vec's CPU trainer's)."""
     from ..objectives import objective_class
 
-    result = {"config": config, "objective": LINEAGE_FAMILIES[family].objective, "parameters": count_parameters(model_dir),
-              "model": str(model_dir), "validation": {}, "curve": [], "eval_curve": []}
+    result = {"config": config, "objective": LINEAGE_FAMILIES[family].objective, **count_parameters(model_dir),
+              "size": describe_size(family, json.loads((model_dir / "config.json").read_text())),
+              "source": "pretrained by this run", "model": str(model_dir), "validation": {}, "curve": [],
+              "eval_curve": []}
     if "log_history" not in trained:  # word2vec's CPU trainer: whole passes, no loss (as the C tool and gensim)
         return {**result, "steps": None, "words_seen": trained["epochs"] * corpus_words,
                 "tokens_seen": trained["raw_words"], "train_seconds": trained["train_runtime"],

@@ -318,14 +318,17 @@ def _perplexity_cell(family, stage, notes):
 
 
 def _pretraining_table(results, notes):
+    """One row per family: what it pretrained on, its size (config.json's layers × width; parameters, buffers apart),
+    the words it read ("not recorded" for a fine-tuned folder without a pretraining record), its losses and where
+    the checkpoint came from."""
     pretraining = results.get("pretraining") or {}
-    header = ["family", "objective", "config", "parameters", "words seen", "steps", "time (s)", "final train loss",
-              "validation loss", "perplexity", "status"]
+    header = ["family", "objective", "config", "size", "parameters", "buffers", "words seen", "steps", "time (s)",
+              "final train loss", "validation loss", "perplexity", "status", "source"]
     rows = []
     for family in results["families"]:
         stage = pretraining.get(family)
         if stage is None:
-            rows.append([_name(family)] + ["—"] * 9 + ["not run"])
+            rows.append([_name(family)] + ["—"] * 11 + ["not run", "—"])
             continue
         status = stage.get("status", "?")
         if status == "failed":
@@ -338,13 +341,22 @@ def _pretraining_table(results, notes):
         elif stage.get("reused"):
             status += " (reused)"
         seconds = stage.get("train_seconds") if "shipped" in stage else stage.get("seconds")
+        unrecorded = "not recorded" if "shipped" in stage else "—"  # a folder's record may lack what it read
+        words = stage.get("words_seen")
         rows.append([
-            _name(family), _cell_text(stage.get("objective") or "—"), _cell_text(stage.get("config") or "—"),
-            _count(stage.get("parameters")), _count(stage.get("words_seen")), _count(stage.get("steps")),
+            _name(family), _cell_text(stage.get("objective") or "—"), _cell_text(stage.get("config") or unrecorded),
+            _cell_text(stage.get("size") or "—"), _count(stage.get("parameters")), _count(stage.get("buffers")),
+            unrecorded if words is None else _count(words), _count(stage.get("steps")),
             "—" if seconds is None else f"{seconds:,.1f}", _number(stage.get("final_train_loss")),
             _number((stage.get("validation") or {}).get("loss")), _perplexity_cell(family, stage, notes), status,
+            _cell_text(stage.get("source") or ("pretrained by this run" if "shipped" not in stage else "—")),
         ])
-    return _table(header, rows)
+    lines = _table(header, rows)
+    if any(stage and stage.get("buffers") for stage in pretraining.values()):
+        lines += ["", "Parameters are the weights training can change (`nn.Parameter`s, as `num_parameters()` "
+                  "counts them); buffers are constants saved with them (ELMo's characters of every vocabulary word, "
+                  "word2vec's word counts, PPMI-SVD's singular values), counted apart."]
+    return lines
 
 
 def _claims_section(results):
@@ -500,7 +512,10 @@ def write_report(results: dict, output_dir) -> str:
     lines += _labeling_words_section(results)
 
     lines += ["", "## Pretraining", "",
-              "Every family saw the same corpus with the same budget. Losses are each family's own objective.", ""]
+              ("Each family's checkpoint is named by its source; only those from one build saw the same corpus with "
+               "the same budget." if (results.get("budget") or {}).get("kind") == "mixed checkpoints" else
+               "Every family saw the same corpus with the same budget.")
+              + " Losses are each family's own objective.", ""]
     start = len(notes.texts)
     lines += _pretraining_table(results, notes)
     lines += _footnote_block(notes, start)

@@ -306,7 +306,9 @@ class LineageArguments:
     # Pretrain every family anew (as ``--budget-*``, ``--corpus``, ``--dataset-name`` and the larger scales imply)
     # instead of fine-tuning the checkpoints the package ships (``hf_lineage.checkpoints``) or ``checkpoints``'.
     pretrain: bool = False
-    checkpoints: str | None = None  # a folder with one pretrained folder per family (default: the shipped ones)
+    # The pretrained folders fine-tuned instead of the shipped ones: "DIR" (DIR/<family> for every family) and/or
+    # "FAMILY=FOLDER" items, FOLDER a local folder or a Hub model id (``checkpoint_sources``); a str is one item.
+    checkpoints: str | list[str] | None = None
     keep_finetuned_models: bool = False
 
 
@@ -351,11 +353,134 @@ def check_arguments(args: LineageArguments) -> Scale:
     if args.checkpoints:
         if args.pretrain:
             raise LineageError("give --pretrain or --checkpoints, not both")
-        missing = [f for f in args.families if not (Path(args.checkpoints) / f / "config.json").is_file()]
-        if missing:
-            raise LineageError(f"--checkpoints {args.checkpoints}: no pretrained folder (with config.json) for "
-                               f"{', '.join(missing)}")
+        pretraining = [name for name, given in (("--corpus", args.corpus), ("--validation-corpus",
+                       args.validation_corpus), ("--dataset-name", args.dataset_name), ("--budget-words",
+                       args.budget_words), ("--budget-seconds", args.budget_seconds)) if given]
+        if pretraining:
+            raise LineageError(f"--checkpoints fine-tunes pretrained folders; {', '.join(pretraining)} only "
+                               "pretraining reads: give one or the other")
+        checkpoint_sources(args)  # every folder checked (and every Hub id downloaded) before anything runs
     if not args.corpus and not args.dataset_name and not (SAMPLES / "corpus.train.txt").is_file():
         raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
     return SCALES[args.scale]
 
+
+
+# --------------------------------------------------------------------------- --checkpoints
+
+
+@dataclass(frozen=True)
+class CheckpointSource:
+    """Where one family's pretrained folder comes from: ``folder`` is local (a Hub id's downloaded snapshot);
+    ``source`` says where it came from in the report's words ("shipped", a path, "Hub: <id>")."""
+
+    family: str
+    folder: Path
+    source: str
+    shipped: bool = False
+    replaced: bool = False  # given as FAMILY=FOLDER
+    hub_id: str | None = None
+
+
+def checkpoint_items(checkpoints) -> tuple[str | None, dict]:
+    """``--checkpoints``' items as (DIR or None, {family: FOLDER or Hub id}); a LineageError for an unknown family,
+    a family given twice, more than one DIR or an empty FOLDER."""
+    items = [checkpoints] if isinstance(checkpoints, str) else list(checkpoints or [])
+    directory, replaced = None, {}
+    for item in items:
+        family, sep, folder = item.partition("=")
+        if not sep:
+            if directory is not None:
+                raise LineageError(f"--checkpoints: one DIR at most (got {directory} and {item}); name a family's "
+                                   "own folder as FAMILY=FOLDER")
+            directory = item
+            continue
+        if family not in LINEAGE_FAMILIES:
+            raise LineageError(f"--checkpoints {item}: unknown family {family!r} (choose from "
+                               f"{', '.join(LINEAGE_FAMILIES)})")
+        if family in replaced:
+            raise LineageError(f"--checkpoints: {family} given twice ({replaced[family]} and {folder})")
+        if not folder:
+            raise LineageError(f"--checkpoints {item}: no folder after '='")
+        replaced[family] = folder
+    return directory, replaced
+
+
+def looks_like_hub_id(name: str) -> bool:
+    """``owner/name`` or ``name`` as the Hub spells model ids (a path that does not exist is not one)."""
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", name)) and ".." not in name
+
+
+_HUB_SNAPSHOTS: dict = {}
+
+
+def hub_snapshot(model_id: str) -> Path:
+    """A Hub model's local snapshot (``huggingface_hub.snapshot_download``; the Hub's cache serves it offline once
+    downloaded), or a LineageError naming the id."""
+    if model_id not in _HUB_SNAPSHOTS:
+        try:
+            from huggingface_hub import snapshot_download
+
+            _HUB_SNAPSHOTS[model_id] = Path(snapshot_download(model_id))
+        except Exception as error:  # offline, not found, gated: the hub's own error, named
+            raise LineageError(f"--checkpoints: {model_id!r} is not a local folder, and the Hugging Face Hub model of "
+                               f"that id could not be fetched ({type(error).__name__}: {_first_line(error)})") from None
+    return _HUB_SNAPSHOTS[model_id]
+
+
+def _first_line(error) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "no message"
+
+
+def checkpoint_sources(args: LineageArguments) -> dict:
+    """{family: CheckpointSource} for every family of ``args.families``: the shipped checkpoint, ``DIR/<family>``
+    or a ``FAMILY=FOLDER`` item's folder (a Hub id is downloaded here). A LineageError for a folder without
+    config.json, a config of another family's model type, or FAMILY=FOLDER for a family not in --families (add it
+    to --families: which families run is --families' decision alone)."""
+    import json
+
+    from .. import checkpoints as shipped
+    from ..registry import family_of_model_type
+
+    directory, replaced = checkpoint_items(args.checkpoints)
+    absent = [family for family in replaced if family not in args.families]
+    if absent:
+        raise LineageError(f"--checkpoints names {', '.join(absent)}, not in --families ({' '.join(args.families)}): "
+                           "add it to --families or leave it out of --checkpoints")
+    if directory is not None:
+        missing = [f for f in args.families
+                   if f not in replaced and not (Path(directory) / f / "config.json").is_file()]
+        if missing:
+            raise LineageError(f"--checkpoints {directory}: no pretrained folder (with config.json) for "
+                               f"{', '.join(missing)}")
+    sources = {}
+    for family in args.families:
+        if family in replaced:
+            given = replaced[family]
+            if os.path.exists(given):
+                source = CheckpointSource(family, Path(given), str(given), replaced=True)
+            elif looks_like_hub_id(given):
+                source = CheckpointSource(family, hub_snapshot(given), f"Hub: {given}", replaced=True, hub_id=given)
+            else:
+                raise LineageError(f"--checkpoints {family}={given}: no such folder (nor a Hub model id)")
+        elif directory is not None:
+            source = CheckpointSource(family, Path(directory) / family, str(Path(directory) / family))
+        else:
+            source = CheckpointSource(family, shipped.path(family), "shipped", shipped=True)
+        config_file = source.folder / "config.json"
+        if not config_file.is_file():
+            raise LineageError(f"--checkpoints {family}={replaced.get(family, source.folder)}: no config.json in "
+                               f"{source.folder} (not a pretrained model folder)")
+        try:
+            model_type = json.loads(config_file.read_text()).get("model_type")
+        except ValueError as error:
+            raise LineageError(f"--checkpoints: {config_file} is not JSON ({error})") from None
+        if family_of_model_type(model_type or "") != family:
+            raise LineageError(f"--checkpoints {family}={replaced.get(family, source.folder)}: its config.json's "
+                               f"model_type is {model_type!r}, not {family}'s (lineage-{family}); convert a published "
+                               "model first (hf_lineage.convert)")
+        sources[family] = source
+    return sources
