@@ -8,14 +8,19 @@ English EWT (CC BY-SA 4.0): training examples from ``en_ewt-ud-train.conllu``, v
 ``en_ewt-ud-dev.conllu`` (the labeling task's split), so no sentence is in both.
 
 ``order.{train,validation}.jsonl`` -- word order, ``{"sentence": ..., "label": "original" | "rotated"}``: sentences
-    of 5 to 25 words (first occurrences; at least two words before a final punctuation mark), lowercased (a capital
-    letter would mark where the original began: a BiLSTM over static vectors learnt that cue at once); with
-    ``random.Random(0)`` a sample of 4,000 / 1,000, and in a shuffled half of them the words cut at a uniformly drawn
-    word boundary and the two parts swapped (*on the mat the cat sat .*), a final punctuation mark left last. Both
-    classes hold the same words and all but one or two of the same word bigrams.
+    of 5 to 25 words (first occurrences), lowercased (a capital letter would mark where the original began: a BiLSTM
+    over static vectors learnt that cue at once); with ``random.Random(0)`` a sample of 4,000 / 1,000, and in a
+    shuffled half of them the *interior* rotated: the words between the first and the last word token (a token
+    holding a word character) cut at a uniformly drawn boundary and the two parts swapped (*the cat sat on the mat .*
+    → *the on the cat sat mat .*). The first word, the last word, any punctuation before the first and after the
+    last (the final mark) stay in place, so the words at the edges say nothing about the label (issue 42: rotating
+    the whole sentence put an unusual word first and a sentence-final word in the middle, and a logistic regression
+    over the first word, the last word and the final mark scored 0.73 / 0.79). Candidates: an interior of at least
+    two tokens with a cut that changes it. Both classes hold the same words and all but three of the same bigrams.
 ``order_pairs.{train,validation}.jsonl`` -- which word order is the original?  ``{"sentence1", "sentence2", "label":
     "first" | "second"}``: another sample of 4,000 / 1,000 candidates (same generator), each sentence with its
-    rotation (as above), the original first in a shuffled half of the pairs. The two sentences hold the same words.
+    interior rotation (as above), the original first in a shuffled half of the pairs. The two sentences hold the same
+    words, the same first and last words and the same final mark.
 ``shift.{train,validation}.jsonl`` -- bigram shift (Conneau et al. 2018, "What you can cram into a single vector"),
     ``{"sentence": ..., "label": "original" | "shifted"}``. Candidates: sentences of 5 to 25 words with at least two
     adjacent non-punctuation words that differ (first occurrence of a repeated sentence only). With
@@ -45,6 +50,7 @@ import collections
 import hashlib
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -103,12 +109,35 @@ def shift_file(rows: list[dict], total: int) -> tuple[bytes, dict]:
                             "candidates": len(rows)}
 
 
-def rotated(row: dict, rng: random.Random) -> list[str]:
-    """The sentence cut at a random word boundary and its two parts swapped; a final punctuation mark stays last."""
-    tokens = list(row["tokens"])
-    end = [tokens.pop()] if row["tags"][-1] == "PUNCT" else []
-    cut = rng.randrange(1, len(tokens))
-    return tokens[cut:] + tokens[:cut] + end
+def _has_word(token: str) -> bool:
+    return re.search(r"\w", token) is not None
+
+
+def edges(tokens: list[str]) -> tuple[int, int] | None:
+    """``(start, end)`` of the interior that a rotation may move: everything after the first token holding a word
+    character (with any punctuation before it) and before the last one (with any punctuation after it, the final
+    mark included). None when the sentence has fewer than two word tokens."""
+    words = [i for i, t in enumerate(tokens) if _has_word(t)]
+    return (words[0] + 1, words[-1]) if len(words) >= 2 else None
+
+
+def rotation_cuts(tokens: list[str]) -> list[int]:
+    """The cuts of the interior whose rotation changes the sentence (none: not a candidate)."""
+    span = edges(tokens)
+    if span is None or span[1] - span[0] < 2:
+        return []
+    start, end = span
+    interior = tokens[start:end]
+    return [cut for cut in range(1, len(interior)) if interior[cut:] + interior[:cut] != interior]
+
+
+def rotated(tokens: list[str], rng: random.Random) -> list[str]:
+    """The sentence's interior cut at a uniformly drawn word boundary and its two parts swapped; the first word,
+    the last word and the punctuation around them stay in place (*the cat sat on the mat .* → *the on the cat sat
+    mat .*)."""
+    start, end = edges(tokens)
+    interior, cut = tokens[start:end], rng.choice(rotation_cuts(tokens))
+    return tokens[:start] + interior[cut:] + interior[:cut] + tokens[end:]
 
 
 def order_files(rows: list[dict], total: int) -> dict[str, tuple[bytes, dict]]:
@@ -116,16 +145,16 @@ def order_files(rows: list[dict], total: int) -> dict[str, tuple[bytes, dict]]:
     order: which is the original?), each from its own sample of the candidates, lowercased: a capital letter would
     otherwise mark where the original sentence began."""
     rng = random.Random(SEED)
-    rows = [{"tokens": [t.lower() for t in r["tokens"]], "tags": r["tags"]} for r in rows]
-    candidates_ = [r for r in rows if len(r["tokens"]) - (r["tags"][-1] == "PUNCT") >= 2]
+    rows = [[t.lower() for t in r["tokens"]] for r in rows]
+    candidates_ = [tokens for tokens in rows if rotation_cuts(tokens)]
     single, pairs = rng.sample(candidates_, total), rng.sample(candidates_, total)
     turned = set(rng.sample(range(total), total // 2))
-    records = [{"sentence": " ".join(rotated(r, rng) if i in turned else r["tokens"]),
-                "label": "rotated" if i in turned else "original"} for i, r in enumerate(single)]
+    records = [{"sentence": " ".join(rotated(tokens, rng) if i in turned else tokens),
+                "label": "rotated" if i in turned else "original"} for i, tokens in enumerate(single)]
     second_is_original = set(rng.sample(range(total), total // 2))
     pair_records = []
-    for i, row in enumerate(pairs):
-        original, other = " ".join(row["tokens"]), " ".join(rotated(row, rng))
+    for i, tokens in enumerate(pairs):
+        original, other = " ".join(tokens), " ".join(rotated(tokens, rng))
         first, second = (other, original) if i in second_is_original else (original, other)
         pair_records.append({"sentence1": first, "sentence2": second,
                              "label": "second" if i in second_is_original else "first"})

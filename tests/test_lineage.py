@@ -100,10 +100,16 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     # Baselines on the same split, scored like the models.
     names = {task: [b["name"] for b in rows] for task, rows in results["baselines"].items()}
     assert names["labeling"] == ["majority tag", "most frequent tag per word"]
-    assert names["order"] == ["majority class", "bag-of-words logistic regression"]
+    edges = "edge words (first, last, final punctuation) logistic regression"
+    assert names["order"] == ["majority class", "bag-of-words logistic regression", edges]
     # pairs also get a partial-input check: the same bag-of-words model on the second sentence alone
     assert names["order_pairs"] == ["majority class", "bag-of-words logistic regression",
-                                    "bag-of-words, second sentence only"]
+                                    "bag-of-words, second sentence only", edges]
+    # a context task's gate (issue 42): neither the bag of words nor the edge words within reach of its label
+    for task in ("order", "order_pairs"):
+        gate = results["tasks"][task]["context_gate"]
+        assert set(gate) >= {"passes", "majority", "bag_of_words", "edge_words", "rule"}
+    assert "context_gate" not in results["tasks"]["labeling"]
     assert names["generation"] == ["nearest-MR retrieval"]
     # The tiny scale's Transformers read pairs siamese: their fine-tuned pairs models were saved so.
     assert results["pair_encoding"] == "siamese"

@@ -506,10 +506,25 @@ def _little_data(results, scored):
     return _claim("little_data", verdict, evidence, comparisons)
 
 
+def _gate_failure(task_name, gate):
+    """Why a context task that failed its gate (``scoring.context_gate``) is left out, in words."""
+    names = {"bag_of_words": "bag-of-words", "edge_words": "edge-word"}
+    majority = gate.get("majority")
+    failed = [f"the {names.get(key, key)} baseline scores "
+              + (f"{gate[key]:.2f}" if gate.get(key) is not None else "nothing") for key in gate.get("failed_by") or []]
+    allowed = (f"majority {majority:.2f} + {gate.get('margin', 0.10):.2f} allowed" if majority is not None
+               else "no majority-class score")
+    return f"{task_name}: not used, {' and '.join(failed) or 'its gate failed'} ({allowed})"
+
+
 def _contextual_beats_static(results, cells, scored=None):
-    comparisons, texts = [], []
+    comparisons, texts, skipped = [], [], []
     for task_name, task in results["tasks"].items():
         if not (task.get("understanding") and task.get("needs_context")):
+            continue
+        gate = task.get("context_gate")
+        if gate is not None and not gate.get("passes"):  # solved without context: it cannot test the claim
+            skipped.append(_gate_failure(task_name, gate))
             continue
         static = [(f, _score(cells.get((f, task_name)))) for f in claim_groups("static", "root")]
         static = [(f, score) for f, score in static if score is not None]
@@ -525,11 +540,12 @@ def _contextual_beats_static(results, cells, scored=None):
                                                        _units(scored, cell)), family=family)
             comparisons.append(comparison)
             texts.append(f"{task_name}: {_describe(comparison)}")
+    left_out = "".join(f" {text}." for text in skipped)
     if not comparisons:
         return _claim("contextual_beats_static", "not tested",
-                      "No context task has both a static and a contextual family's score.", [])
+                      "No context task has both a static and a contextual family's score." + left_out, [])
     return _claim("contextual_beats_static", _majority_verdict(comparisons), "; ".join(texts) + ". "
-                  + _tally(comparisons), comparisons)
+                  + _tally(comparisons) + left_out, comparisons)
 
 
 def _pretraining_helps_small(results, scored=None):

@@ -53,7 +53,7 @@ from .finetuning import (
 )
 from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
-from .scoring import gold_of, score_baselines, score_predictions
+from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
@@ -163,6 +163,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "finetuning": finetuning, "main_variant": {f: main_variant(f) for f in families}, "probes": probes,
         "notes": notes(args, scale),
     }
+    for task, rows in baseline_rows.items():  # a context task's gate: neither a bag of words nor its edges solve it
+        if TASKS[task].needs_context:
+            results["tasks"][task]["context_gate"] = context_gate([summary for summary, _ in rows])
     if stages.state.is_main_process:
         if "labeling" in gold:
             results["labeling_words"] = diagnose_labeling(task_data["labeling"], main_size, scored,
