@@ -221,9 +221,9 @@ def test_a_context_task_that_fails_its_gate_is_left_out_of_the_contextual_claim(
     results = {"families": ["nnlm", "word2vec", "elmo", "gpt", "bert"], "tasks": tasks, "finetuning": finetuning,
                "main_variant": {"nnlm": "frozen", "word2vec": "frozen", "elmo": "frozen", "gpt": "frozen",
                                 "bert": "frozen"}}
-    (found,) = [c for c in evaluate_claims(results) if c["id"] == "contextual_beats_static"]
+    (found,) = [c for c in evaluate_claims(results) if c["id"] == "contextual_beats_static_frozen"]
     assert {c["task"] for c in found["comparisons"]} == {"shift"}
     assert "order: not used, the edge-word baseline scores 0.74 (majority 0.50 + 0.10 allowed)" in found["evidence"]
     tasks.pop("shift")
-    (found,) = [c for c in evaluate_claims(results) if c["id"] == "contextual_beats_static"]
+    (found,) = [c for c in evaluate_claims(results) if c["id"] == "contextual_beats_static_frozen"]
     assert found["verdict"] == "not tested" and "order: not used" in found["evidence"]
