@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 
 from .settings import (
+    FROZEN_TASK_HEAD,
+    SHARED_HEAD_KINDS,
     TASKS,
     VARIANTS,
     LineageArguments,
@@ -54,7 +56,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         if state.is_main_process:
             untrained_copy(pretrained, base, seed)
         state.wait_for_everyone()
-    model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen")
+    model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen",
+                                task_head=task_head_for(family, variant, spec.kind))
     data_args = DataTrainingArguments(
         train_file=data["train"], validation_file=data["dev"], test_file=data["validation"], max_seq_length=256,
         metric="accuracy" if spec.kind == "sequence_labeling" else "auto",
@@ -113,6 +116,17 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate}
+
+
+def task_head_for(family: str, variant: str, kind: str) -> str | None:
+    """The recipes' ``--task_head`` for a cell: in the frozen regime the families that have a choice (GPT and BERT)
+    take the head the others always have (``FROZEN_TASK_HEAD``), so that frozen cells compare representations,
+    not heads; None (the config's linear head) otherwise."""
+    from ..registry import family_classes
+
+    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(family_classes(family)[0], "task_head"):
+        return None
+    return FROZEN_TASK_HEAD
 
 
 # The dev score that picks a cell's best checkpoint (the recipes' evaluation metric names).

@@ -13,6 +13,12 @@ from .. import samples as _samples
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
 VARIANTS = ("frozen", "finetuned", "scratch")
+# The frozen regime's head, the same for every family (issue 42): a learned scalar mix of its layers → BiLSTM →
+# classifier (max-pooled sentences, [u, v, |u - v|, u * v] for pairs). The static families and ELMo have no other
+# head; GPT and BERT take it through the recipes' --task_head in their frozen cells of these recipes, and keep their
+# papers' linear heads when fine-tuned or trained from scratch.
+FROZEN_TASK_HEAD = "scalar_mix"
+SHARED_HEAD_KINDS = ("sequence_labeling", "classification", "sentence_pairs")
 # Run by default besides each family's main variant on every understanding task: from scratch, the question "does
 # pretraining help?" (the learning-curve task, labeling, runs it at every size in any case).
 DEFAULT_VARIANTS = ("scratch",)
