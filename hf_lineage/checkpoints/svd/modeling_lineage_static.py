@@ -1,5 +1,6 @@
 """Downstream task models for the families whose features feed a task model of its own: NNLM and word2vec (static
-word vectors) and ELMo (a scalar mix of biLM layers).
+word vectors) and ELMo (a scalar mix of biLM layers); and GPT and BERT with ``task_head="scalar_mix"`` (a scalar
+mix of their hidden states: ``TransformerLayersTaskModel``), so that a frozen cell trains the same head in every family.
 
 DESIGN: "static vectors feed tasks the two ways the seed describes: as the frozen first layer, or fine-tuned". A
 task model here is
