@@ -417,3 +417,40 @@ def test_the_default_run_fine_tunes_the_shipped_checkpoints_without_pretraining(
     assert all(c["status"] == "ok" for c in results["finetuning"]) and len(results["finetuning"]) == 4
     report = (out / "report.md").read_text()
     assert "fine-tuned 2 pretrained families" in report and "checkpoints shipped with hf_lineage" in report
+
+
+def test_frozen_cells_give_every_family_the_same_task_head():
+    """Issue 42: in the frozen regime GPT and BERT take the static families' and ELMo's head (scalar mix of all
+    layers → BiLSTM → classifier) through --task_head, with the same task-head sizes, at the heads' learning rate;
+    fine-tuned and scratch cells keep the papers' linear heads."""
+    from transformers import AutoConfig
+
+    from hf_lineage import checkpoints
+    from hf_lineage.lineage.finetuning import task_head_for
+    from hf_lineage.lineage.settings import LINEAGE_FAMILIES, SHARED_HEAD_KINDS, TASKS
+    from hf_lineage.tasks.recipe_arguments import ModelArguments
+    from hf_lineage.tasks.training import task_head_overrides
+
+    for kind in SHARED_HEAD_KINDS:
+        assert task_head_for("gpt", "frozen", kind) == task_head_for("bert", "frozen", kind) == "scalar_mix"
+        for family in ("svd", "nnlm", "word2vec", "elmo"):  # their heads are already features → BiLSTM
+            assert task_head_for(family, "frozen", kind) is None
+        for variant in ("finetuned", "scratch"):
+            assert task_head_for("bert", variant, kind) is None and task_head_for("gpt", variant, kind) is None
+    assert {spec.kind for spec in TASKS.values() if spec.understanding} >= set(SHARED_HEAD_KINDS)
+    # The same task-head sizes for every family's frozen cell: each shipped checkpoint's config as the recipe
+    # builds it (GPT's and BERT's have no task_* keys: their config's defaults).
+    fields = ("task_encoder", "task_hidden_size", "task_num_layers", "task_dropout", "task_feature_norm")
+    heads = {}
+    for family in checkpoints.available():
+        if family not in LINEAGE_FAMILIES:
+            continue
+        config = AutoConfig.from_pretrained(checkpoints.path(family))
+        overrides = task_head_overrides(config, task_head_for(family, "frozen", "sequence_labeling"))
+        config = AutoConfig.from_pretrained(checkpoints.path(family), **overrides)
+        heads[family] = tuple(getattr(config, name) for name in fields)
+    assert {"bert", "gpt", "nnlm"} <= set(heads) and len(set(heads.values())) == 1, heads
+    with pytest.raises(ValueError, match="no choice of task head"):
+        task_head_overrides(AutoConfig.from_pretrained(checkpoints.path("nnlm")), "scalar_mix")
+    with pytest.raises(ValueError, match="--task_head must be one of"):
+        ModelArguments(model_name_or_path="x", task_head="mlp")

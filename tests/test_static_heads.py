@@ -302,3 +302,176 @@ def test_family_head_loads_with_trust_remote_code_without_hf_lineage(family, tmp
         cwd=tmp_path,
     )
     torch.testing.assert_close(torch.tensor(eval(out.strip().splitlines()[-1])), expected, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- the Transformers' shared head
+# GPT's and BERT's token and sequence classifiers with task_head="scalar_mix": a scalar mix of the L + 1 hidden
+# states → the same standardiser, task encoder and classifiers as the heads above (issue 42).
+
+
+def _transformer(family):
+    """(config class, pretraining class, token head, sequence head) of a Transformer family."""
+    import hf_lineage
+
+    if family == "bert":
+        return (hf_lineage.LineageBertConfig, hf_lineage.LineageBertForPreTraining,
+                hf_lineage.LineageBertForTokenClassification, hf_lineage.LineageBertForSequenceClassification)
+    return (hf_lineage.LineageGPTConfig, hf_lineage.LineageGPTForCausalLM,
+            hf_lineage.LineageGPTForTokenClassification, hf_lineage.LineageGPTForSequenceClassification)
+
+
+DELIMITER = 4  # GPT's $ in these tests
+
+
+def _mix_config(family, **overrides):
+    config_class = _transformer(family)[0]
+    return config_class.from_named("tiny", **{
+        "vocab_size": 40, "max_position_embeddings": 32, "hidden_size": 16, "num_attention_heads": 2,
+        "intermediate_size": 32, "task_head": "scalar_mix", "task_hidden_size": 8, "num_labels": 3, **overrides})
+
+
+def _pair_batch(family):
+    """Two right-padded pairs: BERT's [CLS] a [SEP] b [SEP] with token_type_ids, GPT's <s> a $ b <e>."""
+    ids = torch.tensor([[1, 11, 12, 13, 2, 21, 22, 2, 0], [1, 14, 15, 2, 23, 24, 25, 26, 2]])
+    mask = (torch.arange(9) < torch.tensor([[8], [9]])).long()
+    if family == "bert":
+        types = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 0], [0, 0, 0, 0, 1, 1, 1, 1, 1]])
+        return dict(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    ids = torch.tensor([[1, 11, 12, 13, DELIMITER, 21, 22, 3, 0], [1, 14, 15, DELIMITER, 23, 24, 25, 26, 3]])
+    return dict(input_ids=ids, attention_mask=mask)
+
+
+def _sequence_model(family, **overrides):
+    model = _transformer(family)[3](_mix_config(family, **overrides))
+    if family == "gpt":  # what the classification recipe sets on a GPT pair model
+        model.config.delimiter_token_id, model.config.pair_task = DELIMITER, "entailment"
+    return model
+
+
+def _freeze(model):
+    for param in model.base_model.parameters():  # what --freeze_base does to GPT and BERT
+        param.requires_grad_(False)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+@pytest.mark.parametrize("head", ["token", "single", "pair"])
+def test_scalar_mix_head_shapes_and_training(family, head):
+    torch.manual_seed(0)
+    if head == "token":
+        model = _transformer(family)[2](_mix_config(family))
+        inputs = dict(_pair_batch(family), labels=torch.tensor([[0, 1, 2, 0, 1, 2, 0, 1, -100], [2] * 9]))
+        inputs.pop("token_type_ids", None)
+        shape = (2, 9, 3)
+    else:
+        model = _sequence_model(family) if head == "pair" else _transformer(family)[3](_mix_config(family))
+        inputs = dict(_pair_batch(family), labels=torch.tensor([0, 2]))
+        if head == "single":
+            inputs.pop("token_type_ids", None)
+        shape = (2, 3)
+    # The same modules as the static families' heads, sized by the same task_* fields.
+    assert len(model.scalar_mix.scalar_parameters) == model.config.num_hidden_layers + 1
+    assert model.encoder.lstm.hidden_size == 8 and model.encoder.lstm.bidirectional
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(8):
+        out = model(**inputs)
+        assert out.logits.shape == shape
+        losses.append(out.loss.item())
+        optimizer.zero_grad()
+        out.loss.backward()
+        optimizer.step()
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_frozen_transformer_is_a_fixed_feature_extractor_and_the_mix_trains(family):
+    torch.manual_seed(0)
+    model = _sequence_model(family, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3, task_dropout=0.0)
+    _freeze(model)
+    model.train()
+    inputs = dict(_pair_batch(family), labels=torch.tensor([0, 2]))
+    seen = []
+    handle = model.base_model.register_forward_hook(lambda module, args, output: seen.append(output.hidden_states))
+    model(**inputs).loss.backward()
+    model(**inputs)
+    handle.remove()
+    # No dropout inside the frozen Transformer (two passes in train mode read the same features), no gradient.
+    for first, second in zip(*seen):
+        assert torch.equal(first, second) and not first.requires_grad
+    assert all(param.grad is None for param in model.base_model.parameters())
+    assert model.base_model.training  # only run in eval mode, and given back in train mode
+    assert model.scalar_mix.scalar_parameters.grad is not None and model.scalar_mix.gamma.grad is not None
+    assert model.pair_classifier.weight.grad is not None
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_scalar_mix_pair_reads_each_sentence_alone(family):
+    """u, the first sentence's pooled vector, is the same whatever the second sentence is, and the same as for the
+    first sentence encoded on its own; the logits do change with the second sentence."""
+    torch.manual_seed(0)
+    model = _sequence_model(family).eval()
+    vectors = []
+    handle = model.pair_classifier.register_forward_hook(lambda module, args, output: vectors.append(args[0]))
+    inputs = _pair_batch(family)
+    other = {name: value.clone() for name, value in inputs.items()}
+    other["input_ids"][0, 5:7] = torch.tensor([30, 31])  # the first row's second sentence changed
+    with torch.no_grad():
+        logits = model(**inputs).logits
+        changed = model(**other).logits
+    handle.remove()
+    H = model.encoder.output_size
+    u, u_other = vectors[0][:, :H], vectors[1][:, :H]
+    torch.testing.assert_close(u, u_other)
+    assert not torch.allclose(logits[0], changed[0])
+    torch.testing.assert_close(logits[1], changed[1])
+    # u equals the first sentence encoded alone (BERT: [CLS] a [SEP]; GPT: <s> a, before the $).
+    alone = inputs["input_ids"][:1, : 5 if family == "bert" else 4]
+    mask = torch.ones_like(alone, dtype=torch.bool)
+    with torch.no_grad():
+        u_alone = model._sentence_vector(model.feature_norm(model.token_features(alone, mask), mask), mask)
+    torch.testing.assert_close(u[:1], u_alone)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_scalar_mix_head_save_and_load_round_trip(family, tmp_path):
+    torch.manual_seed(0)
+    for model in (_sequence_model(family), _transformer(family)[2](_mix_config(family))):
+        inputs = _pair_batch(family)
+        model.train()
+        model(**inputs)  # moves the standardiser's running statistics away from their start
+        model.eval()
+        model.save_pretrained(tmp_path / "head")
+        loaded = type(model).from_pretrained(tmp_path / "head").eval()
+        assert loaded.config.task_head == "scalar_mix"
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(**inputs).logits, model(**inputs).logits, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_scalar_mix_head_loads_the_transformer_of_a_pretraining_checkpoint(family, tmp_path):
+    torch.manual_seed(0)
+    config_class, pretraining_class, token_head, sequence_head = _transformer(family)
+    pretrained = pretraining_class(_mix_config(family, task_head="linear"))
+    pretrained.save_pretrained(tmp_path / "pretrained")
+    for head in (token_head, sequence_head):
+        model, info = head.from_pretrained(tmp_path / "pretrained", task_head="scalar_mix", output_loading_info=True)
+        prefix = model.base_model_prefix
+        expected = dict(pretrained.named_parameters())
+        for name, param in model.base_model.named_parameters():
+            torch.testing.assert_close(param, expected[f"{prefix}.{name}"], rtol=0, atol=0)
+        assert all(key.startswith(("scalar_mix.", "encoder.", "feature_norm.", "classifier.", "pair_classifier."))
+                   for key in info["missing_keys"])
+        assert "scalar_mix.scalar_parameters" in info["missing_keys"]
+        torch.testing.assert_close(model.scalar_mix.scalar_parameters, torch.zeros(3))  # initialised: equal weights
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_linear_head_is_unchanged_and_task_head_is_validated(family):
+    config_class = _transformer(family)[0]
+    assert config_class().task_head == "linear"
+    model = _transformer(family)[2](_mix_config(family, task_head="linear"))
+    assert not hasattr(model, "scalar_mix") and model.classifier.in_features == 16
+    with pytest.raises(ValueError, match="task_head must be one of"):
+        config_class(task_head="mix")
+    with pytest.raises(ValueError, match="task_hidden_size"):
+        config_class(task_head="scalar_mix", task_hidden_size=0)

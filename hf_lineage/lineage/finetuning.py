@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from .settings import (
+    FROZEN_TASK_HEAD,
+    SHARED_HEAD_KINDS,
     TASKS,
     VARIANTS,
     LineageArguments,
@@ -55,7 +57,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         if state.is_main_process:
             untrained_copy(pretrained, base, seed)
         state.wait_for_everyone()
-    model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen")
+    model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen",
+                                task_head=task_head_for(family, variant, spec.kind))
     data_args = DataTrainingArguments(
         train_file=data["train"], validation_file=data["dev"], test_file=data["validation"], max_seq_length=256,
         metric="accuracy" if spec.kind == "sequence_labeling" else "auto",
@@ -158,6 +161,17 @@ def training_flags(run: dict) -> list[str]:
     if len(curve) > 1 and max(curve) - curve[0] < NEVER_MOVED:
         flags.append("never moved")
     return flags
+
+
+def task_head_for(family: str, variant: str, kind: str) -> str | None:
+    """The recipes' ``--task_head`` for a cell: in the frozen regime the families that have a choice (GPT and BERT)
+    take the head the others always have (``FROZEN_TASK_HEAD``), so that frozen cells compare representations,
+    not heads; None (the config's linear head) otherwise."""
+    from ..registry import family_classes
+
+    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(family_classes(family)[0], "task_head"):
+        return None
+    return FROZEN_TASK_HEAD
 
 
 # The dev score that picks a cell's best checkpoint (the recipes' evaluation metric names).

@@ -13,9 +13,15 @@ from .. import samples as _samples
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
 VARIANTS = ("frozen", "finetuned", "scratch")
+# The frozen regime's head, the same for every family (issue 42): a learned scalar mix of its layers → BiLSTM →
+# classifier (max-pooled sentences, [u, v, |u - v|, u * v] for pairs). The static families and ELMo have no other
+# head; GPT and BERT take it through the recipes' --task_head in their frozen cells of these recipes, and keep their
+# papers' linear heads when fine-tuned or trained from scratch.
+FROZEN_TASK_HEAD = "scalar_mix"
+SHARED_HEAD_KINDS = ("sequence_labeling", "classification", "sentence_pairs")
 # Every family in every regime by default, so that each verdict compares families within one regime: frozen (the
-# pretrained features fixed, one head for all: a learned scalar mix of the layers, a BiLSTM, a classifier),
-# fine-tuned (every pretrained weight trains with the task) and from scratch (the same network, random weights).
+# pretrained features fixed, one head for all), fine-tuned (every pretrained weight trains with the task) and from
+# scratch (the same network, random weights).
 DEFAULT_VARIANTS = VARIANTS
 SAMPLES = _samples.LINEAGE
 

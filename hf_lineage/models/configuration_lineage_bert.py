@@ -11,14 +11,16 @@ from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
     NamedSizesMixin,
+    TaskHeadConfigMixin,
     check_pair_encoding,
     check_pruned_heads,
+    check_task_head,
     check_transformer_fields,
 )
 
 
 @strict
-class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageBertConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Sizes of the paper's models are available by name::
 
@@ -73,6 +75,11 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
     # Sentence-BERT): each sentence encoded on its own, mean-pooled to u and v, classified from
     # [u, v, |u - v|, u * v] as the static-vector families do. Single sentences are read the same way by both.
     pair_encoding: str = "cross"
+    # The token and sequence classifiers' head: "linear", the paper's (a linear layer on the last layer); or
+    # "scalar_mix", the head every family gets in the lineage's frozen regime: a learned scalar mix of the L + 1
+    # hidden states (ELMo's equation 1) → the static families' task encoder (the ``task_*`` fields, as theirs) →
+    # classifier, each sentence of a pair read on its own. A frozen base then runs without dropout or gradients.
+    task_head: str = "linear"
     # Skip the padding: with an attention_mask that has padding, the encoder runs its matmuls on the real tokens
     # only (the outputs at padded positions are then zeros, where transformers' BERT leaves values nothing should
     # read). False keeps the padded layout throughout.
@@ -101,6 +108,7 @@ class LineageBertConfig(NamedSizesMixin, PreTrainedConfig):
         check_transformer_fields(self)
         check_pruned_heads(self)
         check_pair_encoding(self)
+        check_task_head(self)
         if self.add_cross_attention and not self.is_decoder:
             raise ValueError("add_cross_attention=True needs is_decoder=True (cross-attention exists only in decoders)")
 

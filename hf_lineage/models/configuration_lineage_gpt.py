@@ -12,14 +12,16 @@ from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
     NamedSizesMixin,
+    TaskHeadConfigMixin,
     check_pair_encoding,
     check_pruned_heads,
+    check_task_head,
     check_transformer_fields,
 )
 
 
 @strict
-class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
+class LineageGPTConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The paper's model is available by name::
 
@@ -75,6 +77,11 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
     # text encoded on its own and mean-pooled to u and v, the classifier reading [u, v, |u - v|, u * v]; the pair
     # still arrives as <s> a $ b <e> and is read in both orders, whose states before $ have seen one text only.
     pair_encoding: str = "cross"
+    # The token and sequence classifiers' head: "linear", the paper's (a linear layer on the last layer); or
+    # "scalar_mix", the head every family gets in the lineage's frozen regime: a learned scalar mix of the L + 1
+    # hidden states (ELMo's equation 1) → the static families' task encoder (the ``task_*`` fields, as theirs) →
+    # classifier, each sentence of a pair read on its own. A frozen base then runs without dropout or gradients.
+    task_head: str = "linear"
     # GPT is always a causal decoder; the flag exists because EncoderDecoderModel reads and sets it.
     is_decoder: bool = True
     add_cross_attention: bool = False
@@ -112,6 +119,7 @@ class LineageGPTConfig(NamedSizesMixin, PreTrainedConfig):
         check_transformer_fields(self)
         check_pruned_heads(self)
         check_pair_encoding(self)
+        check_task_head(self)
         if self.pair_task not in (None, "entailment", "similarity"):
             raise ValueError(f"pair_task must be 'entailment', 'similarity' or None, got {self.pair_task!r}")
         if self.pair_task == "similarity" and self.delimiter_token_id is None:

@@ -17,7 +17,7 @@ from typing import Optional
 
 from transformers import HfArgumentParser, TrainingArguments
 
-from ..models.configuration_lineage_utils import PAIR_ENCODINGS
+from ..models.configuration_lineage_utils import PAIR_ENCODINGS, TASK_HEADS
 
 # What each task calls itself in messages and model cards.
 TASK_NAMES = {
@@ -51,12 +51,23 @@ class ModelArguments:
                           "instead of fine-tuning everything. `--freeze_base` or `--freeze_base true|false`; unset: "
                           "the family's default (ELMo frozen, as in the paper; every other family fine-tuned)."},
     )
+    task_head: Optional[str] = field(
+        default=None,
+        metadata={"help": "GPT and BERT, token and sequence classification: 'linear' (the papers' linear layer on the "
+                          "last layer) or 'scalar_mix' (a learned scalar mix of all layers → the BiLSTM head of the "
+                          "static-vector families and ELMo, each sentence of a pair read on its own: the lineage's "
+                          "frozen cells). Default: the model config's (linear)."},
+    )
     cache_dir: Optional[str] = field(default=None, metadata={"help": "Where Hub downloads are stored."})
     model_revision: str = field(default="main", metadata={"help": "Branch, tag or commit of a Hub model."})
     token: Optional[str] = field(default=None, metadata={"help": "Hub token (default: the stored login)."})
     trust_remote_code: bool = field(
         default=False, metadata={"help": "Allow a Hub checkpoint's own code (not needed with hf_lineage installed)."}
     )
+
+    def __post_init__(self):
+        if self.task_head not in (None, *TASK_HEADS):
+            raise ValueError(f"--task_head must be one of {', '.join(TASK_HEADS)}, got {self.task_head!r}")
 
     def hub_kwargs(self) -> dict:
         return dict(cache_dir=self.cache_dir, revision=self.model_revision, token=self.token,

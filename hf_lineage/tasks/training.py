@@ -2,7 +2,8 @@
 transformers' ``Trainer``, one step a function, in the order a run meets them:
 
 ``start`` (nothing to do? logging, seed) → ``checked_config`` (a family that cannot do the task is refused before
-anything is built) → the task's labels → ``task_config`` (labels and ``--freeze_base`` as config overrides) →
+anything is built) → the task's labels → ``task_config`` (labels, ``--freeze_base`` and ``--task_head`` as config
+overrides) →
 ``load_model`` (model, tokenizer, GPT's task tokens, ``--freeze_base`` for the rest) → ``encode_splits`` →
 ``make_trainer`` (with ``card_info`` for the model card) → ``train_evaluate_predict``.
 
@@ -82,7 +83,8 @@ def checked_config(model_args: ModelArguments, auto_class, task: str, path: str 
 def task_config(model_args: ModelArguments, config, **overrides):
     """The config the task model is built from: the checkpoint's with the task's ``overrides`` (its labels, ...)
     and ``--freeze_base`` where the family's heads read a freeze flag (``config`` is the checkpoint's)."""
-    return load_config(model_args, **overrides, **freeze_overrides(config, model_args.freeze_base))
+    return load_config(model_args, **overrides, **freeze_overrides(config, model_args.freeze_base),
+                       **task_head_overrides(config, model_args.task_head))
 
 
 def load_model(model_args: ModelArguments, auto_class, config, gpt_task_tokens: bool = False):
@@ -113,6 +115,16 @@ def freeze_overrides(config, freeze_base: bool | None) -> dict:
     """Config overrides for ``--freeze_base`` in families whose task heads read a freeze flag."""
     flag = next((f for f in FREEZE_FLAGS if hasattr(config, f)), None)
     return {flag: freeze_base} if flag is not None and freeze_base is not None else {}
+
+
+def task_head_overrides(config, task_head: str | None) -> dict:
+    """``--task_head`` as a config override, for the families that have a choice (GPT and BERT: ``task_head``)."""
+    if task_head is None:
+        return {}
+    if not hasattr(config, "task_head"):
+        raise ValueError(f"--task_head: a {family_of(config)!r} model has no choice of task head (only GPT and BERT; "
+                         "the static-vector families and ELMo always read their features through the task encoder)")
+    return {"task_head": task_head}
 
 
 def freeze_base_model(model, freeze_base: bool | None) -> None:

@@ -35,6 +35,7 @@ from transformers.utils import ModelOutput, logging
 
 from .configuration_lineage_bert import LineageBertConfig
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
+from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
@@ -728,13 +729,28 @@ def _packed(input_ids, keep):
     return input_ids.gather(1, order), keep.gather(1, order)
 
 
-class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
+def _pair_sentences(input_ids, attention_mask, token_type_ids):
+    """A pair ``[CLS] a [SEP] b [SEP]`` (``token_type_ids`` 1 on b) as its two sentences, ``[CLS] a [SEP]`` and
+    ``[CLS] b [SEP]``, each packed to the front of its rows: ((ids, mask), (ids, mask))."""
+    real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+    second = token_type_ids.bool() & real
+    positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+    first_token = positions == torch.where(real, positions, input_ids.shape[1]).amin(-1, keepdim=True)  # [CLS]
+    return _packed(input_ids, real & ~second), _packed(input_ids, second | first_token)
+
+
+class LineageBertForSequenceClassification(TransformerLayersTaskModel, LineageBertPreTrainedModel):
     """Classifier on the pooled [CLS] representation; sentence pairs go in as segments A and B.
 
     With ``config.pair_encoding == "siamese"`` a pair (``token_type_ids`` marking segment B) is instead read as two
     sentences, ``[CLS] a [SEP]`` and ``[CLS] b [SEP]``, each encoded on its own and mean-pooled to u and v; the
     classifier reads ``[u, v, |u − v|, u * v]`` (Reimers & Gurevych 2019). A 2-layer BERT pretrained for a minute
     does not learn to compare two sentences through [CLS] from a thousand pairs; it does this way.
+
+    With ``config.task_head == "scalar_mix"`` the head is the one every family shares in the lineage's frozen
+    regime (``TransformerLayersTaskModel``): a scalar mix of the L + 1 hidden states → task encoder (a BiLSTM) →
+    max-pool → classifier; a pair's sentences ``[CLS] a [SEP]`` and ``[CLS] b [SEP]`` are encoded on their own,
+    whatever ``pair_encoding`` says, and classified from ``[u, v, |u − v|, u * v]``.
     """
 
     accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation (see the base class)
@@ -742,6 +758,12 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
+        if config.task_head == "scalar_mix":
+            self.bert = LineageBertModel(config, add_pooling_layer=False)  # the mix reads every layer, not [CLS]
+            self._build_task_model(config)
+            self._build_sentence_classifiers(config)
+            self.post_init()
+            return
         self.bert = LineageBertModel(config)
         self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
@@ -753,17 +775,35 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         return masked_mean(self.bert(input_ids, mask.long(), return_dict=True).last_hidden_state, mask)
 
     def _siamese_logits(self, input_ids, attention_mask, token_type_ids):
-        real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
-        second = token_type_ids.bool() & real
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        first_token = positions == torch.where(real, positions, input_ids.shape[1]).amin(-1, keepdim=True)  # [CLS]
-        u = self._mean_pooled(*_packed(input_ids, real & ~second))  # [CLS] a [SEP]
-        v = self._mean_pooled(*_packed(input_ids, second | first_token))  # [CLS] b [SEP]
+        first, second = _pair_sentences(input_ids, attention_mask, token_type_ids)
+        u, v = self._mean_pooled(*first), self._mean_pooled(*second)  # [CLS] a [SEP], [CLS] b [SEP]
         return self.pair_classifier(self.dropout(pair_features(u, v)))
+
+    def _shared_head_output(self, input_ids, attention_mask, token_type_ids, position_ids, labels, return_dict):
+        """``task_head="scalar_mix"``: the static families' sentence classifier over the mixed hidden states."""
+        if input_ids is None:
+            raise ValueError("task_head='scalar_mix' reads input_ids, not inputs_embeds")
+        if token_type_ids is not None and bool(token_type_ids.any()):
+            check_same_shape(token_type_ids, input_ids.shape, "token_type_ids", "input_ids")
+            (ids_a, mask_a), (ids_b, mask_b) = _pair_sentences(input_ids, attention_mask, token_type_ids)
+            # Both sentences in one batch of 2B rows: one Transformer call, one standardisation, one BiLSTM call.
+            T = max(ids_a.shape[1], ids_b.shape[1])
+            pad = lambda x, value: F.pad(x, (0, T - x.shape[1]), value=value)  # noqa: E731
+            ids = torch.cat([pad(ids_a, self.config.pad_token_id or 0), pad(ids_b, self.config.pad_token_id or 0)])
+            features, mask = self._encode(ids, torch.cat([pad(mask_a, False), pad(mask_b, False)]), {})
+            u, v = self._sentence_vector(features, mask).chunk(2)  # (B, H) each, each sentence read alone
+        else:
+            kwargs = {"token_type_ids": token_type_ids, "position_ids": position_ids}
+            features, mask = self._encode(input_ids, attention_mask, kwargs)
+            u, v = self._sentence_vector(features, mask), None
+        return self._sentence_classifier_output(u, v, labels, return_dict)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
+        if self.config.task_head == "scalar_mix":
+            return self._shared_head_output(input_ids, attention_mask, token_type_ids, position_ids, labels,
+                                            return_dict)
         is_pair = token_type_ids is not None and bool(token_type_ids.any())
         if self.config.pair_encoding == "siamese" and is_pair:
             if input_ids is None:
@@ -783,20 +823,34 @@ class LineageBertForSequenceClassification(LineageBertPreTrainedModel):
         return tuple_or_dict(output, return_dict, self.config)
 
 
-class LineageBertForTokenClassification(LineageBertPreTrainedModel):
-    """Per-token classifier (NER, POS); label the first sub-token of each word and give the others -100."""
+class LineageBertForTokenClassification(TransformerLayersTaskModel, LineageBertPreTrainedModel):
+    """Per-token classifier (NER, POS); label the first sub-token of each word and give the others -100.
+
+    With ``config.task_head == "scalar_mix"``: the head every family shares in the lineage's frozen regime, a scalar
+    mix of the L + 1 hidden states → task encoder (a BiLSTM) → a label per token (``TransformerLayersTaskModel``)."""
 
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.bert = LineageBertModel(config, add_pooling_layer=False)
-        self.dropout = classifier_dropout(config)
-        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if config.task_head == "scalar_mix":
+            self._build_task_model(config)
+            self._build_token_classifier(config)
+        else:
+            self.dropout = classifier_dropout(config)
+            self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
+        if self.config.task_head == "scalar_mix":
+            if input_ids is None:
+                raise ValueError("task_head='scalar_mix' reads input_ids, not inputs_embeds")
+            features, mask = self._encode(input_ids, attention_mask,
+                                          {"token_type_ids": token_type_ids, "position_ids": position_ids})
+            return self._token_classifier_output(features, mask, labels, kwargs.get("num_items_in_batch"),
+                                                 return_dict)
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,

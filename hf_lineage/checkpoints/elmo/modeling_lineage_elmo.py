@@ -42,6 +42,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_elmo import LineageElmoConfig
 from .modeling_lineage_static import (
+    ScalarMix,
     StaticVectorsForIntentAndSlots,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
@@ -299,21 +300,10 @@ class LineageElmoBiLM(nn.Module):
 # --------------------------------------------------------------------------- scalar mix
 
 
-class LineageElmoScalarMix(nn.Module):
-    """ELMo_k = γ Σ_j s_j h_{k,j}, s = softmax(w) (equation 1 of the paper), over the L + 1 layers (B, T, D);
-    with ``do_layer_norm`` each layer is first layer-normalised per token (no learned gain or bias)."""
-
-    def __init__(self, num_layers, do_layer_norm):
-        super().__init__()
-        self.scalar_parameters = nn.Parameter(torch.zeros(num_layers))  # w: equal weights to start with
-        self.gamma = nn.Parameter(torch.ones(()))
-        self.do_layer_norm = do_layer_norm
-
-    def forward(self, layers):
-        weights = torch.softmax(self.scalar_parameters, dim=0)  # (L + 1,)
-        if self.do_layer_norm:
-            layers = [F.layer_norm(x, x.shape[-1:], eps=1e-12) for x in layers]
-        return self.gamma * torch.einsum("l,l...->...", weights.to(layers[0].dtype), torch.stack(layers))
+# ELMo_k = γ Σ_j s_j h_{k,j}, s = softmax(w) (equation 1 of the paper), over the L + 1 layers: the one scalar mix of
+# the shared downstream module, which the Transformers' shared head (task_head="scalar_mix") uses too. Its weights
+# keep their names (scalar_parameters, gamma) in ELMo's checkpoints; init_task_weights initialises it.
+LineageElmoScalarMix = ScalarMix
 
 
 # --------------------------------------------------------------------------- the model
@@ -372,9 +362,6 @@ class LineageElmoPreTrainedModel(LineagePreTrainedModel):
             if getattr(module, "padding_idx", None) is not None and not getattr(module.weight, "_is_hf_initialized",
                                                                                 False):
                 module.weight[module.padding_idx].zero_()  # padded positions have no characters
-        elif isinstance(module, LineageElmoScalarMix):
-            init.zeros_(module.scalar_parameters)
-            init.ones_(module.gamma)
         elif isinstance(module, LineageElmoLanguageModel):
             init.zeros_(module.vocabulary_char_ids)  # filled from the tokenizer by set_vocabulary_characters
         else:

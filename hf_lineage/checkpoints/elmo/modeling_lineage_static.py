@@ -1,5 +1,6 @@
 """Downstream task models for the families whose features feed a task model of its own: NNLM and word2vec (static
-word vectors) and ELMo (a scalar mix of biLM layers).
+word vectors) and ELMo (a scalar mix of biLM layers); and GPT and BERT with ``task_head="scalar_mix"`` (a scalar
+mix of their hidden states: ``TransformerLayersTaskModel``), so that a frozen cell trains the same head in every family.
 
 DESIGN: "static vectors feed tasks the two ways the seed describes: as the frozen first layer, or fine-tuned". A
 task model here is
@@ -76,6 +77,10 @@ def init_task_weights(module: nn.Module) -> bool:
         init.zeros_(module.running_mean)
         init.ones_(module.running_var)
         return True
+    if isinstance(module, ScalarMix):  # equal weights on every layer, γ = 1
+        init.zeros_(module.scalar_parameters)
+        init.ones_(module.gamma)
+        return True
     if not isinstance(module, nn.LSTM):
         return False
     bound = 1.0 / math.sqrt(module.hidden_size)
@@ -94,6 +99,27 @@ def right_aligned(features: torch.Tensor, mask: torch.Tensor):
     pair its own right-padded sequence, and lets left-padded input through the packed LSTM."""
     order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)  # (B, T): selected positions first
     return features.gather(1, order[..., None].expand_as(features)), mask.gather(1, order), order
+
+
+class ScalarMix(nn.Module):
+    """γ Σ_j s_j h_j, s = softmax(w) (ELMo's equation 1, Peters et al. 2018), over a model's L + 1 layers, each
+    (B, T, D): the features of ELMo's heads (its biLM's layers) and of the Transformers' shared head
+    (``task_head="scalar_mix"``: the embedding output and every layer's output). With ``do_layer_norm`` each layer
+    is first layer-normalised per token (no learned gain or bias)."""
+
+    def __init__(self, num_layers, do_layer_norm=False):
+        super().__init__()
+        self.scalar_parameters = nn.Parameter(torch.zeros(num_layers))  # w: equal weights to start with
+        self.gamma = nn.Parameter(torch.ones(()))
+        self.do_layer_norm = do_layer_norm
+
+    def forward(self, layers):
+        if len(layers) != len(self.scalar_parameters):
+            raise ValueError(f"The scalar mix has {len(self.scalar_parameters)} weights, got {len(layers)} layers")
+        weights = torch.softmax(self.scalar_parameters, dim=0)  # (L + 1,)
+        if self.do_layer_norm:
+            layers = [F.layer_norm(x, x.shape[-1:], eps=1e-12) for x in layers]
+        return self.gamma * torch.einsum("l,l...->...", weights.to(layers[0].dtype), torch.stack(layers))
 
 
 class FeatureStandardizer(nn.Module):
@@ -227,9 +253,10 @@ class StaticVectorsTaskModel:
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
         # Loading puts new Parameters (requires_grad=True) in place of the ones __init__ froze.
-        model = super().from_pretrained(*args, **kwargs)
-        model._apply_freezing()
-        return model
+        loaded = super().from_pretrained(*args, **kwargs)
+        # (model, loading_info) with output_loading_info=True
+        (loaded[0] if isinstance(loaded, tuple) else loaded)._apply_freezing()
+        return loaded
 
     def token_features(self, input_ids, attention_mask, **kwargs) -> torch.Tensor:
         """(B, T) word ids → (B, T, D) features; families with other features override this."""
@@ -252,6 +279,47 @@ class StaticVectorsTaskModel:
             features = self.feature_norm(features, mask)
         return features, mask
 
+    # What the token and sequence classifiers do with the features: shared with the Transformers' "scalar_mix"
+    # heads (``TransformerLayersTaskModel``), so that every family's frozen cell trains the same head.
+
+    def _build_token_classifier(self, config):
+        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+
+    def _token_classifier_output(self, features, mask, labels, num_items_in_batch, return_dict):
+        """(B, T, D) features → task encoder → a label per token (``TokenClassifierOutput``)."""
+        states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        logits = self.classifier(states)  # (B, T, num_labels)
+        loss = None
+        if labels is not None:
+            if labels.shape != mask.shape:
+                raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(mask.shape)}")
+            valid = labels[labels != -100]
+            if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.num_labels):
+                raise ValueError(f"labels contain {int(valid.max())}, but the model has num_labels={self.num_labels}")
+            loss = cross_entropy(logits, labels, num_items_in_batch)
+        return tuple_or_dict(TokenClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+
+    def _build_sentence_classifiers(self, config):
+        self.dropout = nn.Dropout(config.task_dropout)
+        # One layer reads a sentence vector u, the other a pair's [u, v, |u − v|, u * v]; a model trains only the
+        # one its task uses.
+        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+        self.pair_classifier = nn.Linear(4 * self.encoder.output_size, config.num_labels)
+
+    def _sentence_vector(self, features, mask):
+        """Each row's real tokens → task encoder → max over them: (B, T, D), (B, T) → (B, H)."""
+        features, mask, _ = right_aligned(features, mask)
+        return max_pool(self.encoder(features, mask), mask)  # (B, H)
+
+    def _sentence_classifier_output(self, u, v, labels, return_dict):
+        """Sentence vectors u (and v for a pair: None for single sentences), (B, H) → ``SequenceClassifierOutput``."""
+        if v is None:
+            logits = self.classifier(self.dropout(u))  # (B, num_labels)
+        else:
+            logits = self.pair_classifier(self.dropout(pair_features(u, v)))
+        loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
+        return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+
 
 def _encode_in_place(encoder, features, mask, state=None):
     """Run the task encoder on each row's real tokens (moved to the front, as packing needs) and put every state
@@ -260,6 +328,73 @@ def _encode_in_place(encoder, features, mask, state=None):
     aligned, aligned_mask, order = right_aligned(features, mask)
     aligned, final = encoder.encode(aligned, aligned_mask, state)  # (B, T, H), real tokens first
     return torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned), final
+
+
+class TransformerLayersTaskModel(StaticVectorsTaskModel):
+    """The Transformers' shared head (GPT's and BERT's token and sequence classifiers with
+    ``config.task_head == "scalar_mix"``): the features are a learned scalar mix (``ScalarMix``, ELMo's equation 1)
+    of the Transformer's L + 1 hidden states, the embedding output and every layer's, and then the static families'
+    code runs as it is: ``FeatureStandardizer`` → ``TaskEncoder`` → classifier, max-pooled sentences and
+    ``[u, v, |u − v|, u * v]`` for pairs, the same ``task_*`` fields. So in the lineage's frozen regime every family
+    trains the same head over its features, and the comparison is between representations, not heads.
+
+    A mixin, first in the bases of the family's head (before its ``PreTrainedModel``): the head builds its
+    Transformer under ``base_model_prefix`` itself (so a pretraining checkpoint's weights load into it) and calls
+    ``_build_task_model`` only when ``task_head == "scalar_mix"``; with "linear" nothing here is built or run.
+
+    There is no freeze flag: the Transformer is frozen from outside (``--freeze_base`` turns off its parameters'
+    gradients), and it is frozen when none of its parameters requires a gradient."""
+
+    def _build_task_model(self, config):
+        self.scalar_mix = ScalarMix(config.num_hidden_layers + 1)
+        self._build_feature_norm(config)
+        self.encoder = TaskEncoder(config, self.feature_size())
+
+    @torch.no_grad()
+    def _init_weights(self, module):
+        if init_task_weights(module):  # the task encoder, the standardiser and the mix as the static families'
+            return
+        super()._init_weights(module)
+
+    def feature_size(self) -> int:
+        return self.config.hidden_size
+
+    @property
+    def features_frozen(self) -> bool:
+        return not any(param.requires_grad for param in self.features_model.parameters())
+
+    def frozen_parameters(self):
+        return self.features_model.parameters()
+
+    def _apply_freezing(self):
+        pass  # frozen from outside (requires_grad), see the class docstring
+
+    def hidden_layers(self, input_ids, attention_mask, **kwargs) -> tuple:
+        """The Transformer's L + 1 hidden states, each (B, T, C), for (B, T) ids and a (B, T) bool mask."""
+        base = self.features_model
+        kwargs = {name: value for name, value in kwargs.items() if value is not None}
+
+        def run():
+            return base(input_ids, attention_mask=attention_mask.long(), use_cache=False, output_hidden_states=True,
+                        return_dict=True, **kwargs).hidden_states
+
+        if not self.features_frozen:
+            return run()
+        # A frozen Transformer is a fixed feature extractor, as ELMo's frozen biLM: no dropout inside it (the same
+        # features at every epoch, the mix and the task encoder learn what it gives) and no gradient (no
+        # activations kept for a backward pass: far cheaper than fine-tuning).
+        training = base.training
+        base.eval()
+        try:
+            with torch.no_grad():
+                return run()
+        finally:
+            base.train(training)
+
+    def token_features(self, input_ids, attention_mask, **kwargs) -> torch.Tensor:
+        """The scalar mix of the hidden states: (B, T) ids → (B, T, C), zeros at padding."""
+        layers = self.hidden_layers(input_ids, attention_mask, **kwargs)
+        return self.scalar_mix(layers) * attention_mask[..., None]
 
 
 class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
@@ -278,24 +413,14 @@ class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self._build_task_model(config)
-        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
+        self._build_token_classifier(config)
         self.post_init()
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
                 num_items_in_batch=None, char_ids=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
-        states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
-        logits = self.classifier(states)  # (B, T, num_labels)
-        loss = None
-        if labels is not None:
-            if labels.shape != input_ids.shape:
-                raise ValueError(f"labels has shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}")
-            valid = labels[labels != -100]
-            if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.num_labels):
-                raise ValueError(f"labels contain {int(valid.max())}, but the model has num_labels={self.num_labels}")
-            loss = cross_entropy(logits, labels, num_items_in_batch)
-        return tuple_or_dict(TokenClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+        return self._token_classifier_output(features, mask, labels, num_items_in_batch, return_dict)
 
 
 class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
@@ -323,17 +448,9 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self._build_task_model(config)
-        self.dropout = nn.Dropout(config.task_dropout)
-        # One layer reads a sentence vector u, the other a pair's [u, v, |u − v|, u * v]; a model trains only the
-        # one its task uses.
-        self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
-        self.pair_classifier = nn.Linear(4 * self.encoder.output_size, config.num_labels)
+        self._build_sentence_classifiers(config)
         self.post_init()
         self._apply_freezing()
-
-    def _sentence_vector(self, features, mask):
-        features, mask, _ = right_aligned(features, mask)
-        return max_pool(self.encoder(features, mask), mask)  # (B, H)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
                 char_ids=None, **kwargs):
@@ -345,11 +462,9 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
             second = token_type_ids.bool() & mask
             u = self._sentence_vector(features, mask & ~second)
             v = self._sentence_vector(features, second)
-            logits = self.pair_classifier(self.dropout(pair_features(u, v)))
         else:
-            logits = self.classifier(self.dropout(self._sentence_vector(features, mask)))  # (B, num_labels)
-        loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
-        return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+            u, v = self._sentence_vector(features, mask), None
+        return self._sentence_classifier_output(u, v, labels, return_dict)
 
 
 class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVectorsTaskModel):

@@ -34,6 +34,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_lineage_gpt import LineageGPTConfig
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
+from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
@@ -540,7 +541,7 @@ def _other_order(input_ids, attention_mask, delimiter_id):
     return torch.where(inside, source, positions)
 
 
-class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
+class LineageGPTForSequenceClassification(TransformerLayersTaskModel, LineageGPTForFineTuning):
     """Classification, entailment and similarity (section 3.3): a linear layer W_y on the final state of ``<e>``.
 
     ``input_ids`` of shape (B, T) hold one sequence per example (``<s> x <e>``, ``<s> premise $ hypothesis <e>``).
@@ -551,19 +552,31 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
     With ``config.pair_encoding == "siamese"`` a pair is read in both orders too, but each order gives the mean of
     its states before ``$``, which a causal model computed from ``<s> a`` alone (the other from ``<s> b``): u and
     v, classified from ``[u, v, |u − v|, u * v]`` (Reimers & Gurevych 2019) by ``pair_classifier``.
+
+    With ``config.task_head == "scalar_mix"`` the head is the one every family shares in the lineage's frozen
+    regime (``TransformerLayersTaskModel``): a scalar mix of the L + 1 hidden states → task encoder (a BiLSTM) →
+    max-pool → classifier, without the auxiliary LM loss. A pair (``pair_task`` set, ``pair_encoding="siamese"`` or
+    both orders given) is read as the siamese path reads it: in both orders, each order's states before ``$``
+    (``<s> a`` and ``<s> b``, each computed from its own text alone) pooled to u and v, classified from
+    ``[u, v, |u − v|, u * v]``.
     """
 
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
+        if config.task_head == "scalar_mix":
+            self._build_task_model(config)
+            self._build_sentence_classifiers(config)
+            self.post_init()
+            return
         # P(y | x) = softmax(h W_y): no bias in the paper (nor in transformers' OpenAIGPTForSequenceClassification).
         self.classifier = nn.Linear(config.hidden_size, config.num_labels, bias=False)
         if config.pair_encoding == "siamese":
             self.pair_classifier = nn.Linear(4 * config.hidden_size, config.num_labels)
         self.post_init()
 
-    def _first_text_mean(self, hidden_states, input_ids, attention_mask):
-        """(N, T, C) -> (N, C): the mean of the states from ``<s>`` up to the first ``$``, which have seen only the
+    def _first_text(self, input_ids, attention_mask):
+        """(N, T) -> (N, T) bool: the positions from ``<s>`` up to the first ``$``, whose states have seen only the
         first text (causal attention)."""
         N, T = input_ids.shape
         real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
@@ -571,11 +584,46 @@ class LineageGPTForSequenceClassification(LineageGPTForFineTuning):
         start = torch.where(real, positions, T).amin(-1, keepdim=True)
         delimiters = (input_ids == self.config.delimiter_token_id) & real & (positions > start)
         delimiter = torch.where(delimiters, positions, T).amin(-1, keepdim=True)
-        return masked_mean(hidden_states, (positions >= start) & (positions < delimiter) & real)
+        return (positions >= start) & (positions < delimiter) & real
+
+    def _first_text_mean(self, hidden_states, input_ids, attention_mask):
+        """(N, T, C) -> (N, C): the mean of the states of ``_first_text``."""
+        return masked_mean(hidden_states, self._first_text(input_ids, attention_mask))
+
+    def _shared_head_output(self, input_ids, attention_mask, token_type_ids, position_ids, labels, return_dict):
+        """``task_head="scalar_mix"``: the static families' sentence classifier over the mixed hidden states."""
+        if input_ids is None:
+            raise ValueError("task_head='scalar_mix' reads input_ids, not inputs_embeds")
+        config = self.config
+        pairs = input_ids.dim() == 3 or config.pair_task is not None or config.pair_encoding == "siamese"
+        if not pairs:
+            features, mask = self._encode(input_ids, attention_mask,
+                                          {"token_type_ids": token_type_ids, "position_ids": position_ids})
+            return self._sentence_classifier_output(self._sentence_vector(features, mask), None, labels, return_dict)
+        if config.delimiter_token_id is None:
+            raise ValueError("task_head='scalar_mix' reads a pair <s> a $ b <e> from input_ids and needs "
+                             "config.delimiter_token_id (the id of $)")
+        if input_ids.dim() == 2:  # one order given: add the other, as the siamese path does
+            index = _other_order(input_ids, attention_mask, config.delimiter_token_id)
+            both = lambda x, swap: None if x is None else torch.stack([x, x.gather(1, index) if swap else x], 1)  # noqa: E731
+            input_ids, token_type_ids = both(input_ids, True), both(token_type_ids, True)
+            attention_mask, position_ids = both(attention_mask, False), both(position_ids, False)
+        input_ids, attention_mask, token_type_ids, position_ids = map(
+            _flatten_choices, (input_ids, attention_mask, token_type_ids, position_ids))  # (B * 2, T): a b, b a
+        real = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        features = self.token_features(input_ids, real, token_type_ids=token_type_ids, position_ids=position_ids)
+        first = self._first_text(input_ids, attention_mask)  # <s> a, then <s> b: each seen on its own
+        if self.feature_norm is not None:
+            features = self.feature_norm(features, first)
+        texts = self._sentence_vector(features, first).view(-1, 2, self.encoder.output_size)
+        return self._sentence_classifier_output(texts[:, 0], texts[:, 1], labels, return_dict)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
+        if self.config.task_head == "scalar_mix":
+            return self._shared_head_output(input_ids, attention_mask, token_type_ids, position_ids, labels,
+                                            return_dict)
         siamese = self.config.pair_encoding == "siamese"
         if siamese and (input_ids is None or self.config.delimiter_token_id is None):
             raise ValueError("pair_encoding='siamese' reads pairs <s> a $ b <e> from input_ids and needs "
@@ -652,19 +700,33 @@ class LineageGPTForMultipleChoice(LineageGPTForFineTuning):
         return tuple_or_dict(output, return_dict, self.config)
 
 
-class LineageGPTForTokenClassification(LineageGPTForFineTuning):
+class LineageGPTForTokenClassification(TransformerLayersTaskModel, LineageGPTForFineTuning):
     """Per-token classifier (NER, POS) on the final states, with the same auxiliary LM loss. The model is causal:
-    a token's label is predicted from that token and the ones before it."""
+    a token's label is predicted from that token and the ones before it.
+
+    With ``config.task_head == "scalar_mix"``: the head every family shares in the lineage's frozen regime, a scalar
+    mix of the L + 1 hidden states → task encoder (a BiLSTM, which reads the later tokens too) → a label per token
+    (``TransformerLayersTaskModel``), without the auxiliary LM loss."""
 
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
-        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if config.task_head == "scalar_mix":
+            self._build_task_model(config)
+            self._build_token_classifier(config)
+        else:
+            self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
+        if self.config.task_head == "scalar_mix":
+            if input_ids is None:
+                raise ValueError("task_head='scalar_mix' reads input_ids, not inputs_embeds")
+            features, mask = self._encode(input_ids, attention_mask,
+                                          {"token_type_ids": token_type_ids, "position_ids": position_ids})
+            return self._token_classifier_output(features, mask, labels, None, return_dict)
         outputs = self.transformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, use_cache=False,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,

@@ -143,6 +143,17 @@ def check_transformer_fields(config) -> None:
 
 
 PAIR_ENCODINGS = ("cross", "siamese")
+# The task heads of the Transformers' token and sequence classifiers: "linear", their papers' (a linear layer on the
+# last layer); "scalar_mix", the head every family shares in the lineage's frozen regime (a learned scalar mix of all
+# layers, then the static families' task encoder and classifier: ``modeling_lineage_static``).
+TASK_HEADS = ("linear", "scalar_mix")
+
+
+def check_task_head(config) -> None:
+    """``task_head`` of the Transformers, and the task-encoder fields its "scalar_mix" head reads."""
+    if config.task_head not in TASK_HEADS:
+        raise ValueError(f"task_head must be one of {', '.join(TASK_HEADS)}, got {config.task_head!r}")
+    check_task_fields(config)
 
 
 def check_pair_encoding(config) -> None:
