@@ -244,9 +244,15 @@ def shipped_corpus(families: list[str], args: LineageArguments) -> dict:
     where = "the checkpoints in " + directory if directory else "the checkpoints shipped with hf_lineage"
     parts = []
     if common:
+        # Each folder's own budget: the shipped word2vec had whole passes where the others had seconds.
+        own = {}
+        for family in common:
+            description = (records[family].get("budget") or {}).get("description") or "budget not recorded"
+            own.setdefault(description, []).append(family)
+        budgets = (next(iter(own)) if len(own) == 1 else
+                   "; ".join(f"{', '.join(names)}: {description}" for description, names in own.items()))
         parts.append(f"{where}" + (f" ({', '.join(common)})" if len(common) < len(families) else "")
-                     + ", pretrained once by `hf-lineage checkpoints build`: "
-                     + (budget.get("description") or "budget not recorded")
+                     + ", pretrained once by `hf-lineage checkpoints build`: " + budgets
                      + f" on {record.get('machine') or 'an unrecorded machine'}")
     for family in families:
         if records[family]["replaced"]:

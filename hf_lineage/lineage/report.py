@@ -317,18 +317,45 @@ def _perplexity_cell(family, stage, notes):
     return _number(perplexity, 2)
 
 
+def _family_budget(stage: dict) -> str | None:
+    """A pretrained folder's own budget as its record states it (a shipped checkpoint's ``budget``), in short."""
+    budget = stage.get("budget") or {}
+    if budget.get("kind") == "seconds" and budget.get("seconds"):
+        return f"{budget['seconds']:,.0f} s"
+    if budget.get("words"):
+        passes = f", {budget['epochs']:g} passes" if budget.get("epochs") else ""
+        return f"{budget['words']:,} words{passes}"
+    return None
+
+
+def _same_budget_sentence(results) -> str:
+    """Whether every family had the same pretraining budget, in words; where they differ, each family's."""
+    if (results.get("budget") or {}).get("kind") == "mixed checkpoints":
+        return ("Each family's checkpoint is named by its source; only those from one build saw the same corpus with "
+                "the same budget.")
+    budgets = {family: _family_budget(stage) for family, stage in (results.get("pretraining") or {}).items()
+               if stage and "shipped" in stage}
+    if len(set(budgets.values())) > 1:
+        groups = {}
+        for family, budget in budgets.items():
+            groups.setdefault(budget or "not recorded", []).append(_name(family))
+        return ("Every family saw the same corpus, but not the same budget: "
+                + "; ".join(f"{', '.join(names)}: {budget}" for budget, names in groups.items()) + ".")
+    return "Every family saw the same corpus with the same budget."
+
+
 def _pretraining_table(results, notes):
     """One row per family: what it pretrained on, its size (config.json's layers × width; parameters, buffers apart),
     the words it read ("not recorded" for a fine-tuned folder without a pretraining record), its losses and where
     the checkpoint came from."""
     pretraining = results.get("pretraining") or {}
-    header = ["family", "objective", "config", "size", "parameters", "buffers", "words seen", "steps", "time (s)",
-              "final train loss", "validation loss", "perplexity", "status", "source"]
+    header = ["family", "objective", "config", "size", "parameters", "buffers", "budget", "words seen", "steps",
+              "time (s)", "final train loss", "validation loss", "perplexity", "status", "source"]
     rows = []
     for family in results["families"]:
         stage = pretraining.get(family)
         if stage is None:
-            rows.append([_name(family)] + ["—"] * 11 + ["not run", "—"])
+            rows.append([_name(family)] + ["—"] * 12 + ["not run", "—"])
             continue
         status = stage.get("status", "?")
         if status == "failed":
@@ -346,7 +373,7 @@ def _pretraining_table(results, notes):
         rows.append([
             _name(family), _cell_text(stage.get("objective") or "—"), _cell_text(stage.get("config") or unrecorded),
             _cell_text(stage.get("size") or "—"), _count(stage.get("parameters")), _count(stage.get("buffers")),
-            unrecorded if words is None else _count(words), _count(stage.get("steps")),
+            _cell_text(_family_budget(stage) or "—"), unrecorded if words is None else _count(words), _count(stage.get("steps")),
             "—" if seconds is None else f"{seconds:,.1f}", _number(stage.get("final_train_loss")),
             _number((stage.get("validation") or {}).get("loss")), _perplexity_cell(family, stage, notes), status,
             _cell_text(stage.get("source") or ("pretrained by this run" if "shipped" not in stage else "—")),
@@ -512,10 +539,7 @@ def write_report(results: dict, output_dir) -> str:
     lines += _labeling_words_section(results)
 
     lines += ["", "## Pretraining", "",
-              ("Each family's checkpoint is named by its source; only those from one build saw the same corpus with "
-               "the same budget." if (results.get("budget") or {}).get("kind") == "mixed checkpoints" else
-               "Every family saw the same corpus with the same budget.")
-              + " Losses are each family's own objective.", ""]
+              _same_budget_sentence(results) + " Losses are each family's own objective.", ""]
     start = len(notes.texts)
     lines += _pretraining_table(results, notes)
     lines += _footnote_block(notes, start)
