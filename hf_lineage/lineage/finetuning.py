@@ -128,12 +128,13 @@ def cell_learning_rate(family: str, variant: str, scale: Scale) -> float:
     return scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate(family)
 
 
-def sweeps_learning_rate(family: str, variant: str) -> bool:
+def sweeps_learning_rate(family: str, variant: str, task: str) -> bool:
     """Whether a cell picks its learning rate from ``Scale.learning_rate_sweep`` on its dev split: the fine-tuned
-    Transformers (a fine-tuning rate that suits one Transformer and task can leave another at chance)."""
+    Transformers on the understanding tasks (a fine-tuning rate that suits one Transformer and task can leave another
+    at chance). Generation is not swept: no verdict compares it, and its cells cost the most."""
     from .settings import LINEAGE_FAMILIES
 
-    return variant == "finetuned" and LINEAGE_FAMILIES[family].sweep_learning_rate
+    return variant == "finetuned" and LINEAGE_FAMILIES[family].sweep_learning_rate and TASKS[task].understanding
 
 
 # A cell that did not train is no evidence: it is flagged and left out of every verdict (the report lists it).
