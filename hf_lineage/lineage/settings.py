@@ -112,9 +112,8 @@ LINEAGE_FAMILIES = {
         "ELMo", "tab:green", "forward + backward LM (train: sum, validation: mean)", "frozen", "finetuned", "elmo",
         # No cell/projection clipping at the smaller sizes: the LSTMs then run fused (bilm-tf's clipping needs a
         # per-step loop).
-        sizes={"tiny": ("tiny", {"lstm_cell_size": 256, "projection_size": 64,
-                                 "char_cnn_filters": [[1, 16], [2, 16], [3, 32], [4, 64]], "cell_clip": None,
-                                 "proj_clip": None}, {}),
+        sizes={"tiny": ("tiny", {"lstm_cell_size": 128, "projection_size": 32, "cell_clip": None, "proj_clip": None},
+                        {}),
                "small": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
                "base": ("original", {}, {})},
         finetune_learning_rate={"tiny": 3e-3, "small": 1e-3, "base": 1e-3}, equal_time_words=280_000,
