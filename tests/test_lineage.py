@@ -343,7 +343,9 @@ def test_question_answering_and_intent_slots_run_as_lineage_tasks_scored_like_th
     squad = metrics.load("squad")
     for (family, task, variant), cell in cells.items():
         assert cell["status"] == "ok", (family, task, variant, cell["error"])
-        model = out / "stages" / f"{task}-{family}-{variant}" / "model"
+        # A swept cell (GPT fine-tuned) keeps the predictions of the rate its dev score picked.
+        rate = f"-lr{cell['learning_rate'][0]:.3g}" if cell.get("learning_rate_sweep") else ""
+        model = out / "stages" / f"{task}-{family}-{variant}{rate}" / "model"
         if task == "qa":
             answers = json.loads((model / "predict_predictions.json").read_text())
             expected = squad.compute(predictions=[{"id": r["id"], "prediction_text": answers[r["id"]]}

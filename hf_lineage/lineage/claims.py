@@ -78,7 +78,7 @@ CLAIMS = {
         "confirmed: more than half reversed. Inconclusive: anything else. ",
     ),
     "pretraining_helps_small": (
-        "With 100 and 300 labelled examples, pretraining beats training from scratch.",
+        "With fewer labelled examples (the learning curves' smaller sizes), pretraining beats training from scratch.",
         "On the learning-curve tasks, for every family and every labelled-set size below the main table's: the "
         "pretrained cell against the from-scratch cell of the same architecture. Confirmed: more than half of the "
         "comparisons hold and none is reversed. Not confirmed: more than half reversed. Inconclusive: anything "
@@ -459,7 +459,7 @@ def _little_data(results, scored):
     curves = _curves(results)
     comparisons, texts = [], []
     for (task_name, family), sides in curves.items():
-        pretrained = next((v for v in sides if v != "scratch"), None)
+        pretrained = _curve_variant(sides)
         if pretrained is None or "scratch" not in sides:
             continue
         sizes = sorted(set(sides[pretrained]) & set(sides["scratch"]))
@@ -552,7 +552,7 @@ def _pretraining_helps_small(results, scored=None):
     main_size = results.get("main_train_size")
     comparisons, texts = [], []
     for (task_name, family), sides in _curves(results).items():
-        pretrained = next((v for v in sides if v != "scratch"), None)
+        pretrained = _curve_variant(sides)
         if pretrained is None or "scratch" not in sides:
             continue
         for size in sorted(set(sides[pretrained]) & set(sides["scratch"])):
@@ -570,6 +570,13 @@ def _pretraining_helps_small(results, scored=None):
                       "No family has a pretrained and a from-scratch cell below the main table's size.", [])
     return _claim("pretraining_helps_small", _majority_verdict(comparisons), "; ".join(texts) + ". "
                   + _tally(comparisons), comparisons)
+
+
+def _curve_variant(sides):
+    """The pretrained side of a learning curve: the variant with a cell at the most sizes (fine-tuned before frozen
+    on a tie: the same trainable network as scratch); None without one."""
+    pretrained = [v for v in sides if v != "scratch"]
+    return max(pretrained, key=lambda v: (len(sides[v]), v == "finetuned")) if pretrained else None
 
 
 def _curves(results):

@@ -102,7 +102,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     else:
         corpus = shipped_corpus(families, args)
     cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks)
-    runs_per_cell = sum(len(learning_rates(family, variant, task, scale)) for task, family, variant, _ in cells)
+    runs_per_cell = sum(len(learning_rates(family, variant, task, scale, size == main_size))
+                        for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
                     + runs_per_cell * len(seeds), args.rerun)
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
@@ -139,7 +140,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
             for family in families:
                 pretraining[family].append(shipped_record(family, seed, args))
         noisy_cells = [cell for cell in cells if cell[0] in noisy]
-        stages.total += sum(len(learning_rates(f, v, t, scale)) for t, f, v, _ in noisy_cells) * len(more_seeds)
+        stages.total += sum(len(learning_rates(f, v, t, scale, n == main_size))
+                            for t, f, v, n in noisy_cells) * len(more_seeds)
         runs += run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
                                       all_seeds=seeds + more_seeds)
         finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
@@ -380,7 +382,7 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                 name = f"{task}-{family}-{variant}" + (f"-{size}" if size != main_size else "") + (
                     f"-seed{seed}" if seed != args.seed else "")
                 entries.append(entry)
-                for rate in learning_rates(family, variant, task, scale):
+                for rate in learning_rates(family, variant, task, scale, size == main_size):
                     work = functools.partial(finetune, family, task, variant, Path(pretrained["model"]), files, scale,
                                              args, seed, learning_rate=rate)
                     jobs.append((len(entries) - 1, (name + (f"-lr{rate:.3g}" if rate else ""),
@@ -418,9 +420,9 @@ def noisy_tasks(finetuning: list[dict]) -> list[str]:
                               if ((cell.get("spread") or {}).get("std") or 0) > NOISY_SEED_STD))
 
 
-def learning_rates(family: str, variant: str, task: str, scale: Scale) -> list:
+def learning_rates(family: str, variant: str, task: str, scale: Scale, main_size: bool = True) -> list:
     """The rates a cell trains with: ``[None]`` (its own rate, ``cell_learning_rate``), or the sweep's."""
-    if not sweeps_learning_rate(family, variant, task):
+    if not sweeps_learning_rate(family, variant, task, main_size):
         return [None]
     own = cell_learning_rate(family, variant, scale)
     return [round(own * factor, 10) for factor in scale.learning_rate_sweep]
@@ -597,8 +599,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
              "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
-             "and BiLSTM head for every family), finetuned, scratch (default: all three; none: the main variant only; "
-             "the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
+             "and BiLSTM head for every family), finetuned, scratch (default: frozen finetuned; none: the main variant "
+             "only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")

@@ -128,13 +128,16 @@ def cell_learning_rate(family: str, variant: str, scale: Scale) -> float:
     return scale.head_learning_rate if variant == "frozen" else scale.finetune_learning_rate(family)
 
 
-def sweeps_learning_rate(family: str, variant: str, task: str) -> bool:
-    """Whether a cell picks its learning rate from ``Scale.learning_rate_sweep`` on its dev split: the fine-tuned
-    Transformers on the understanding tasks (a fine-tuning rate that suits one Transformer and task can leave another
-    at chance). Generation is not swept: no verdict compares it, and its cells cost the most."""
+def sweeps_learning_rate(family: str, variant: str, task: str, main_size: bool = True) -> bool:
+    """Whether a cell picks its learning rate from ``Scale.learning_rate_sweep`` on its dev split: the Transformers'
+    cells that train every weight (fine-tuned, and from scratch so that "pretraining helps" compares two tuned
+    cells) on the understanding tasks at the main table's size (a rate that suits one Transformer and task can leave
+    another at chance). Generation is not swept (no verdict compares it, and its cells cost the most), nor the
+    learning curves' smaller sizes (both sides keep the family's own rate there)."""
     from .settings import LINEAGE_FAMILIES
 
-    return variant == "finetuned" and LINEAGE_FAMILIES[family].sweep_learning_rate and TASKS[task].understanding
+    return (variant in ("finetuned", "scratch") and LINEAGE_FAMILIES[family].sweep_learning_rate
+            and TASKS[task].understanding and main_size)
 
 
 # A cell that did not train is no evidence: it is flagged and left out of every verdict (the report lists it).
