@@ -591,8 +591,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
              "fine-tuning cells would add minutes to the default 15-minute budget")
     add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",
-        help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and the two word-order tasks that need "
-             "context; shift and wic, bigram shift and one word in two contexts, when named); also available: "
+        help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and a word-order task that needs context; "
+             "order, its one-sentence twin, shift and wic, bigram shift and one word in two contexts, when named); "
+             "also available: "
              "classification and pairs (E2E familyFriendly and paraphrase, which a bag of words solves), generation "
              "(E2E data-to-text, BLEU), qa (extractive question answering, SQuAD 2.0 style, F1) and intent_slots "
              "(joint intent and BIO slots, exact match)")

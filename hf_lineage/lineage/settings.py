@@ -194,10 +194,12 @@ TASKS = {
     "intent_slots": TaskSpec("intent_and_slots", "E2E NLG references: intent (family-friendly?) and BIO slots",
                              "exact match", True),
 }
-# The default run: labeling and the two learnable context tasks. The E2E classification and paraphrase tasks are solved by a
-# bag of words (word identity), and on generation every family stays below nearest-MR retrieval; they run when
-# named, and leaving them out keeps the default run within 15 minutes on a 2-core CPU.
-DEFAULT_TASKS = ("labeling", "order", "order_pairs")
+# The default run: labeling and order_pairs, the word-order task the families learn at the shipped size. ``order``
+# (one sentence: original or rotated?) runs when named: with its edge words held in place (issue 42) every family in
+# both regimes stayed within about 0.1 of chance on it (docs/lineage.md), and its cells would take the default run
+# past 15 minutes on a 2-core CPU. The E2E classification and paraphrase tasks are solved by a bag of words (word
+# identity), and on generation every family stays below nearest-MR retrieval; they also run when named.
+DEFAULT_TASKS = ("labeling", "order_pairs")
 CONTEXT_TASKS = _samples.CONTEXT_TASKS
 # Each task's embedded sample: (training file, validation file), all in the package's data home (hf_lineage/samples);
 # the QA and intent-and-slots samples are the recipes' own (built from the same E2E references).
