@@ -12,7 +12,7 @@ from hf_lineage.lineage.report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = {"--seeds 3": ROOT / "docs" / "lineage", "default": ROOT / "docs" / "lineage" / "default",
-        "glue": ROOT / "docs" / "lineage" / "glue"}
+        "with order": ROOT / "docs" / "lineage" / "with_order"}
 SCORE = re.compile(r"(\d+\.\d{3}) \[(\d+\.\d{3}), (\d+\.\d{3})\]")  # "0.912 [0.905, 0.918]"
 
 
@@ -33,8 +33,11 @@ def test_the_runs_are_the_documented_commands_on_the_shipped_checkpoints():
     assert default["command"] == "hf-lineage lineage" and default["seeds"] == [0]
     assert seeds["command"] == "hf-lineage lineage --seeds 3" and seeds["seeds"] == [0, 1, 2]
     assert not default["pretrained_anew"] and not seeds["pretrained_anew"]
-    glue = results("glue")
-    assert "--task-data classification" in glue["command"] and glue["tasks"]["pairs"]["source"].endswith("train.tsv")
+    with_order = results("with order")
+    # Run while `order` was still a default task: today's `hf-lineage lineage --tasks labeling order order_pairs`.
+    assert with_order["command"] == "hf-lineage lineage"
+    assert list(with_order["tasks"]) == ["labeling", "order", "order_pairs"]
+    assert with_order["seeds"] == [0] and not with_order["pretrained_anew"]
 
 
 def _quoted(path):

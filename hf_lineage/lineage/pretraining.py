@@ -45,8 +45,11 @@ def _buffer_names(model_dir: Path) -> set:
     if family is None:
         return set()
     _, modeling = registry.family_classes(family)
-    names = list(config.architectures or []) + [modeling.AUTO_CLASSES["AutoModelForPreTraining"]]
-    model_class = next(getattr(modeling, name) for name in names if hasattr(modeling, name))
+    # The saved class, else the family's pretraining class (a family may have no AutoModelForPreTraining entry).
+    names = list(config.architectures or []) + list((getattr(modeling, "AUTO_CLASSES", None) or {}).values())
+    model_class = next((getattr(modeling, name) for name in names if hasattr(modeling, name)), None)
+    if model_class is None:
+        return set()
     with torch.device("meta"):
         model = model_class(config)
     parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
