@@ -529,8 +529,9 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         "Main table: each family used the way its paper did — static vectors and ELMo frozen under a task model "
         "(a BiLSTM), GPT and BERT fine-tuned end to end; on generation the language models (ELMo's forward LM, GPT, "
         "BERT2BERT) are fine-tuned and the static vectors stay fixed under an LSTM decoder.",
-        "Frozen GPT and BERT are probed by their own linear heads; frozen static vectors and ELMo get a BiLSTM "
-        "task encoder, as their papers used them.",
+        "Frozen: every family gets the same head over its fixed features (a learned scalar mix of its layers, "
+        "standardised, a BiLSTM task encoder, a classifier); GPT and BERT through task_head=\"scalar_mix\" on "
+        "labeling, classification and pair tasks (their linear heads elsewhere).",
         f"Fine-tuning: {args.task_train or scale.task_train} labelled training examples per task in the main table, "
         f"a dev split of {scale.dev_examples} examples from the end of each training file ({scale.dev_examples // 2} "
         f"rows for generation), evaluated every epoch (every {scale.min_steps // 4} updates when an epoch is "
