@@ -64,9 +64,12 @@ def test_a_family_given_its_own_folder_names_its_size_words_and_source(tmp_path,
     assert "checkpoints shipped with hf_lineage (gpt)" in budget["description"]
     assert f"bert from {folder} (its pretraining not recorded)" in budget["description"]
     assert all(cell["status"] == "ok" for cell in results["finetuning"])
-    # BERT's cell was fine-tuned from the folder given, keyed by its path and weights
-    spec = json.loads((out / "stages" / "order-bert-finetuned" / "stage.json").read_text())["spec"]
-    assert spec["pretrained"] == str(folder) and spec["weights"] == bert["weights_sha256"]
+    # every BERT cell of the learning-rate sweep was fine-tuned from the folder given, keyed by its path and weights
+    stages = sorted((out / "stages").glob("order-bert-finetuned*/stage.json"))
+    assert len(stages) == 3
+    for stage in stages:
+        spec = json.loads(stage.read_text())["spec"]
+        assert spec["pretrained"] == str(folder) and spec["weights"] == bert["weights_sha256"]
     table = (out / "report.md").read_text().split("## Pretraining")[1].split("\n## ")[0]
     header, *rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()
                      if line.startswith("| ") and "---" not in line]
