@@ -279,16 +279,14 @@ def test_disk_offload_gives_the_outputs_of_a_plain_load(family, tmp_path):
     auto = AutoModelForCausalLM if family == "nnlm" else AutoModel
     model.save_pretrained(tmp_path / "model")
     plain = auto.from_pretrained(tmp_path / "model").eval()
-    offload = dict(offload_folder=str(tmp_path / "offload"))
-    # Everything on disk, as device_map="auto" puts it under a tiny memory budget; and a split of CPU and disk.
+    # A split of CPU and disk (accelerate's hooks bring each disk module's weights in for its forward). An explicit
+    # map: under device_map="auto" the biLM is one unsplittable module, and accelerate 1.9 refuses a model that
+    # would go to disk whole.
     split = ({"nnlm.word_embeddings": "cpu", "nnlm.hidden": "disk", "lm_head": "disk"} if family == "nnlm" else
              {"bilm.char_encoder": "cpu", "bilm.forward_layers": "disk", "bilm.backward_layers": "disk",
               "scalar_mixes": "cpu"})
     inputs = padded_inputs(family)
-    want = plain(**inputs)
-    for device_map, extra in [("auto", {"max_memory": {"cpu": "1KB"}}), (split, {})]:
-        loaded = auto.from_pretrained(tmp_path / "model", device_map=device_map, **offload, **extra).eval()
-        assert "disk" in set(loaded.hf_device_map.values())
-        got = loaded(**inputs)
-        key = "logits" if family == "nnlm" else "last_hidden_state"
-        torch.testing.assert_close(got[key], want[key])
+    loaded = auto.from_pretrained(tmp_path / "model", device_map=split, offload_folder=str(tmp_path / "offload"))
+    assert set(loaded.hf_device_map.values()) == {"cpu", "disk"}
+    key = "logits" if family == "nnlm" else "last_hidden_state"
+    torch.testing.assert_close(loaded.eval()(**inputs)[key], plain(**inputs)[key])

@@ -191,6 +191,9 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
     ``logits`` is then (N, V), rows in the order of ``shift_labels(labels) != -100``, and the loss the same
     (pre-training passes it: ``NNLMObjective.forward_kwargs``).
 
+    ``output_hidden_states=True`` returns the bare model's layers ``(x, tanh(d + H·x))`` at every position, whatever
+    ``logits_to_keep`` or ``sparse_logits`` keep (``attentions``: None, there is no attention).
+
     Generation needs no cache: the next word depends on the last n − 1 words only, so each step feeds just those.
 
     Example::
@@ -231,24 +234,22 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
             targets = shift_labels(labels)  # (B, T): the word position t predicts
         if targets is not None:
             check_same_shape(targets, input_ids.shape, "shift_labels", "input_ids")
-        # The positions the output layer reads: all, those with a label, or the last few.
+        positions = None  # what the output layer reads: every position, those with a label, or the last few
         if targets is not None and sparse_logits:
             # Only positions with a label need the (N, V) output layer, the bulk of the computation.
-            predicting = targets != -100
-            keep, targets = (lambda t: t[predicting]), targets[predicting]  # (N, ...), (N,)
+            positions = targets != -100  # (B, T)
+            targets = targets[positions]  # (N,)
         elif targets is None and logits_to_keep:
-            keep = lambda t: t[:, -logits_to_keep:]  # generation needs only the last position's distribution
-        else:
-            keep = None
+            positions = (slice(None), slice(-logits_to_keep, None))  # generation needs the last distribution only
         hidden_states = None
         if config_flag(output_hidden_states, self.config.output_hidden_states):
             # Every position's layers, as transformers' causal LMs return them whatever logits_to_keep says.
             x, hidden = self.nnlm.features(windows)
             hidden_states = layer_outputs(x, hidden)
-            if keep is not None:
-                x, hidden = keep(x), (None if hidden is None else keep(hidden))
+            if positions is not None:
+                x, hidden = x[positions], None if hidden is None else hidden[positions]
         else:
-            x, hidden = self.nnlm.features(windows if keep is None else keep(windows))
+            x, hidden = self.nnlm.features(windows if positions is None else windows[positions])
         logits = self.lm_head(self.output_features(x, hidden))  # (..., V)
         loss = None
         if targets is not None:

@@ -585,8 +585,8 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
     reads one word per step. Left-padded prompts are fine: each row's state is taken at its last real word.
     An untrained head generates random text, and a pre-training checkpoint (word2vec's, svd's) has none: loaded
     from one, the head is freshly initialised, ``config.output_head_trained`` is set to False, ``from_pretrained``
-    warns, and ``generate`` refuses until the head has been trained — the first backward pass that reaches
-    ``lm_head`` sets the flag True, and ``save_pretrained`` writes it — or the user sets the flag True.
+    warns, and ``generate`` refuses until the head has been trained — the first backward pass that reaches the
+    logits sets the flag True, and ``save_pretrained`` writes it — or the user sets the flag True.
 
     A family combines it with ``GenerationMixin``::
 
@@ -621,24 +621,24 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
                 "trained (a pre-training checkpoint has none: it was freshly initialised), so it would generate "
                 "random text. Fine-tune it on text first (e.g. Trainer with labels=input_ids); generate() refuses "
                 "until then, or until you set model.config.output_head_trained = True.")
-            model.watch_head_training()
         return (model, info) if kwargs.get("output_loading_info") else model
 
-    def watch_head_training(self):
-        """Set ``config.output_head_trained`` at the first backward pass that gives ``lm_head`` a gradient."""
+    def watch_head_training(self, logits):
+        """While the head is untrained, a backward pass that reaches ``logits`` marks it trained. (A hook on the
+        output tensor rather than on ``lm_head.weight``: it still fires after ``lm_head`` has been replaced, e.g.
+        by ``resize_token_embeddings``.)"""
+        if getattr(self.config, "output_head_trained", None) is False and logits.requires_grad:
+            logits.register_hook(self._mark_head_trained)
 
-        def trained(grad):
-            self.config.output_head_trained = True
-            handle.remove()
-
-        handle = self.lm_head.weight.register_hook(trained)
+    def _mark_head_trained(self, grad):
+        self.config.output_head_trained = True
 
     def generate(self, *args, **kwargs):
         if getattr(self.config, "output_head_trained", None) is False:
             raise ValueError(
                 f"{type(self).__name__}.generate: the language-model head has never been trained (it was freshly "
                 "initialised when loaded from a checkpoint without one), so it would generate random text. Fine-tune "
-                "it first (any backward pass through lm_head marks it trained), or set "
+                "it first (any backward pass through its logits marks it trained), or set "
                 "model.config.output_head_trained = True to generate from it anyway.")
         return super().generate(*args, **kwargs)
 
@@ -664,8 +664,9 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
             if logits_to_keep:
                 states = states[:, -logits_to_keep:]  # generation needs only the last position's distribution
             new_state = LSTMStateCache.advanced(state, *final, input_ids.shape[1]) if use_cache else None
-            output = CausalLMOutputWithPast(logits=self.lm_head(states), hidden_states=hidden_states,
-                                            **with_cache(new_state))  # (B, T, V)
+            logits = self.lm_head(states)  # (B, T, V)
+            self.watch_head_training(logits)
+            output = CausalLMOutputWithPast(logits=logits, hidden_states=hidden_states, **with_cache(new_state))
             return tuple_or_dict(output, return_dict, self.config)
         # Position t predicts token t + 1. Logits are (B, T, V), as every transformers causal LM returns them (the
         # example scripts and Trainer's metrics index them so). The vocabulary layer is most of the cost, so
@@ -680,6 +681,7 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
         else:
             logits = self.lm_head(states)  # (B, T, V)
             loss = cross_entropy(logits[predicting], targets[predicting], num_items_in_batch)
+        self.watch_head_training(logits)
         output = CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden_states)
         return tuple_or_dict(output, return_dict, self.config)
 
