@@ -140,6 +140,20 @@ def test_nnlm_hidden_states_cover_every_position_whatever_the_logits_keep():
     assert sparse.hidden_states[0].shape == (B, T, model.config.context_size * model.config.embedding_size)
 
 
+@pytest.mark.parametrize("family", ["nnlm", "word2vec", "elmo"])
+def test_return_dict_in_generate_gives_each_steps_hidden_states(family):
+    model = build(family, "ForCausalLM")
+    if family == "elmo":  # ELMo reads generated word ids through their characters
+        chars = torch.randint(1, 200, (V, model.config.max_characters_per_token), generator=torch.Generator())
+        model.set_vocabulary_characters(chars.to(torch.int16))
+    out = model.generate(torch.tensor([[5, 6, 7], [8, 9, 10]]), max_new_tokens=3, do_sample=False, pad_token_id=0,
+                         return_dict_in_generate=True, output_hidden_states=True)
+    widths = expected_layers(model, family, "ForCausalLM")
+    assert len(out.hidden_states) == 3  # one tuple of layers per generated token
+    for step in out.hidden_states:
+        assert [h.shape[-1] for h in step] == widths and all(h.shape[0] == 2 for h in step)
+
+
 # --------------------------------------------------------------------------- untrained output heads
 
 
