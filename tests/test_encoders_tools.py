@@ -124,6 +124,17 @@ def test_every_head_returns_its_hidden_states_as_transformers_does(case):
         torch.testing.assert_close(hidden[-1], out.last_hidden_state)
 
 
+def test_a_sentence_pairs_hidden_states_hold_each_sentence_encoded_alone():
+    model = build("word2vec", "ForSequenceClassification")
+    input_ids = torch.randint(5, V, (2, 7), generator=torch.Generator().manual_seed(0))
+    token_type_ids = torch.tensor([[0, 0, 0, 1, 1, 1, 1]] * 2)
+    with torch.no_grad():
+        pair = model(input_ids, token_type_ids=token_type_ids, output_hidden_states=True).hidden_states[-1]
+        first = model(input_ids[:, :3], output_hidden_states=True).hidden_states[-1]
+        second = model(input_ids[:, 3:], output_hidden_states=True).hidden_states[-1]
+    torch.testing.assert_close(pair, torch.cat([first, second], dim=1))
+
+
 def test_nnlm_hidden_states_cover_every_position_whatever_the_logits_keep():
     model = build("nnlm", "ForCausalLM")
     inputs = padded_inputs("nnlm")

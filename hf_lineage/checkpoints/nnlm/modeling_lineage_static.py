@@ -316,7 +316,8 @@ class StaticVectorsTaskModel:
 
     def _sentence_vector(self, features, mask):
         """Each row's real tokens → task encoder → max over them: (B, T, D), (B, T) → (B, H)."""
-        return self._sentence_vector_and_states(features, mask)[0]
+        features, mask, _ = right_aligned(features, mask)
+        return max_pool(self.encoder(features, mask), mask)  # (B, H)
 
     def _sentence_vector_and_states(self, features, mask):
         """``_sentence_vector`` and the task encoder's states at their tokens' positions (zeros elsewhere)."""
