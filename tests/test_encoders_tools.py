@@ -263,7 +263,7 @@ def enable_checkpointing(model, kwargs=None):
 
 
 @pytest.mark.parametrize("reentrant", [True, False])
-def test_elmo_checkpoints_its_lstm_layers_with_the_same_gradients(reentrant):
+def test_elmo_checkpoints_its_character_cnn_and_lstm_layers_with_the_same_gradients(reentrant):
     config = CONFIGS["elmo"]()
     torch.manual_seed(0)
     reference, model = LineageElmoForPreTraining(config), LineageElmoForPreTraining(config)
@@ -280,7 +280,7 @@ def test_elmo_checkpoints_its_lstm_layers_with_the_same_gradients(reentrant):
     for m in (reference, model):
         m.train()
         m(**inputs, labels=labels).loss.backward()
-    assert len(calls) == 2 * config.num_lstm_layers  # every layer of both directions went through it
+    assert len(calls) == 1 + 2 * config.num_lstm_layers  # the character CNN, every layer of both directions
     for (name, a), b in zip(reference.named_parameters(), model.parameters()):
         if a.grad is not None:
             torch.testing.assert_close(b.grad, a.grad, atol=1e-6, rtol=1e-5, msg=name)

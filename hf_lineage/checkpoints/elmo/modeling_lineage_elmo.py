@@ -130,7 +130,12 @@ class LineageElmoCharacterEncoder(nn.Module):
                                       ("normal", math.sqrt(1.0 / n_filters)))
 
     def forward(self, char_ids):
-        x = self.char_embedding(char_ids).transpose(1, 2)  # (N, E, chars): Conv1d convolves over the last axis
+        return self.words_from_characters(self.char_embedding(char_ids))
+
+    def words_from_characters(self, x):
+        """(N, chars, E) character vectors → (N, P): everything after the embedding (what checkpointing recomputes;
+        its input needs a gradient, which the ids before the embedding cannot have)."""
+        x = x.transpose(1, 2)  # (N, E, chars): Conv1d convolves over the last axis
         # Max over positions, then the activation (bilm-tf's order; both are monotone, so either order is equal).
         x = torch.cat([self.activation(conv(x).amax(dim=-1)) for conv in self.convs], dim=-1)  # (N, n_filters)
         for highway in self.highways:
@@ -259,8 +264,9 @@ class LineageElmoBiLM(nn.Module):
         self.forward_layers = nn.ModuleList(LineageElmoLSTMLayer(P, config) for _ in range(config.num_lstm_layers))
         self.backward_layers = nn.ModuleList(LineageElmoLSTMLayer(P, config) for _ in range(config.num_lstm_layers))
         self.dropout = nn.Dropout(config.dropout)
-        # Set by transformers' gradient_checkpointing_enable: each LSTM layer's activations (its gates at every
-        # step, most of the biLM's memory in training) are recomputed in the backward pass instead of kept.
+        # Set by transformers' gradient_checkpointing_enable: the character CNN's activations (every filter at
+        # every character: most of the biLM's memory in training) and each LSTM layer's (its gates at every step)
+        # are recomputed in the backward pass instead of kept.
         self.gradient_checkpointing = False
 
     def token_layer(self, input_ids, char_ids, mask):
@@ -271,12 +277,21 @@ class LineageElmoBiLM(nn.Module):
         if torch.compiler.is_compiling():
             # Compiled or exported: every position through the CNN, padding zeroed after — selecting the real
             # tokens gives a shape that depends on the mask's values, which a graph with dynamic shapes cannot hold.
-            return self.char_encoder(char_ids.reshape(-1, chars)).view(B, T, -1) * mask[..., None]
+            return self.encode_characters(char_ids.reshape(-1, chars)).view(B, T, -1) * mask[..., None]
         flat_mask = mask.reshape(-1)
-        real = self.char_encoder(char_ids.reshape(-1, chars)[flat_mask])  # (n_real, P): only real tokens
+        real = self.encode_characters(char_ids.reshape(-1, chars)[flat_mask])  # (n_real, P): only real tokens
         out = real.new_zeros(B * T, real.shape[-1])
         out[flat_mask] = real
         return out.view(B, T, -1)
+
+    def checkpointing(self) -> bool:
+        return self.gradient_checkpointing and self.training and torch.is_grad_enabled()
+
+    def encode_characters(self, char_ids):
+        if self.checkpointing():
+            encoder = self.char_encoder
+            return self._gradient_checkpointing_func(encoder.words_from_characters, encoder.char_embedding(char_ids))
+        return self.char_encoder(char_ids)
 
     def run_direction(self, layers, x, state=None, lengths=None):
         """Run a stack over (B, T, P) inputs: bilm-tf's dropout on each layer's input, the residual connection
@@ -286,7 +301,7 @@ class LineageElmoBiLM(nn.Module):
         for k, layer in enumerate(layers):
             inputs = self.dropout(x)
             start = None if state is None else (state[0][k], state[1][k])
-            if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+            if self.checkpointing():
                 # Flat tensors in and out: the re-entrant checkpoint passes only tensors through.
                 x, h, c = self._gradient_checkpointing_func(run_layer, layer, inputs, *(start or (None, None)),
                                                             lengths)
