@@ -1,0 +1,137 @@
+"""Sharing models on the Hub (issue 43): ``push_to_hub`` uploads hf_lineage's card with the Hub's metadata, for the
+model and its tokenizer; ``hf-lineage pretrain --push-to-hub`` and ``hf-lineage checkpoints push`` push whole
+folders; a saved QA folder answers through ``pipeline("question-answering")`` after ``import hf_lineage`` without
+``trust_remote_code``. The Hub is faked at ``HfApi`` (the only offline way): what would be uploaded is captured."""
+
+import io
+import json
+from pathlib import Path
+
+import huggingface_hub
+import pytest
+import torch
+from huggingface_hub import ModelCard
+from huggingface_hub.errors import EntryNotFoundError
+from transformers import AutoModelForMaskedLM, AutoModelForQuestionAnswering, AutoTokenizer, pipeline
+
+import hf_lineage
+from hf_lineage.cli import main as cli_main
+from hf_lineage.tokenization import train_bpe_tokenizer, train_wordpiece_tokenizer
+
+from conftest import run_without_hf_lineage
+
+TEXTS = ["the cat sat on the mat .", "where is the eagle ?", "the eagle is a coffee shop near the river ."] * 4
+
+
+class FakeHub:
+    """``HfApi`` as far as pushing goes: repositories as {path: bytes}, every commit recorded, and ``ModelCard.load``
+    reading a repository's README as the real one reads it from the Hub."""
+
+    def __init__(self):
+        self.repos: dict[str, dict[str, bytes]] = {}
+        self.commits: list[tuple[str, dict[str, bytes]]] = []
+
+    def create_repo(self, api, repo_id, **kwargs):
+        self.repos.setdefault(repo_id, {})
+        return huggingface_hub.RepoUrl(f"https://huggingface.co/{repo_id}")
+
+    def create_commit(self, api, repo_id, operations, **kwargs):
+        files = {}
+        for operation in operations:
+            source = operation.path_or_fileobj
+            files[operation.path_in_repo] = (Path(source).read_bytes() if isinstance(source, (str, Path))
+                                             else source if isinstance(source, bytes) else source.read())
+        self.repos.setdefault(repo_id, {}).update(files)
+        self.commits.append((repo_id, files))
+        return huggingface_hub.CommitInfo(commit_url=f"https://huggingface.co/{repo_id}/commit/1",
+                                          commit_message=kwargs.get("commit_message") or "", commit_description="",
+                                          oid="1" * 40)
+
+    def load_card(self, repo_id_or_path, **kwargs):
+        if Path(repo_id_or_path).is_file():
+            return ModelCard(Path(repo_id_or_path).read_text(encoding="utf-8"))
+        readme = self.repos.get(repo_id_or_path, {}).get("README.md")
+        if readme is None:
+            raise EntryNotFoundError(f"{repo_id_or_path} has no README.md")
+        return ModelCard(readme.decode())
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    fake = FakeHub()
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", lambda api, repo_id, **kw: fake.create_repo(api, repo_id, **kw))
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", lambda api, repo_id, operations, **kw:
+                        fake.create_commit(api, repo_id, operations, **kw))
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_branch", lambda api, *a, **kw: None)
+    monkeypatch.setattr(huggingface_hub.ModelCard, "load", classmethod(lambda cls, repo, **kw: fake.load_card(repo)))
+    monkeypatch.setenv("HF_TOKEN", "hf_fake_token_for_tests")
+    return fake
+
+
+def _tiny_bert(auto_class=AutoModelForMaskedLM, **overrides):
+    tokenizer = train_wordpiece_tokenizer(iterator=TEXTS, vocab_size=120, min_frequency=1, model_max_length=64)
+    config_class, _ = hf_lineage.registry.family_classes("bert")
+    torch.manual_seed(0)
+    config = config_class.from_named("tiny", vocab_size=len(tokenizer), max_position_embeddings=64, **overrides)
+    return auto_class.from_config(config), tokenizer
+
+
+def _card(files: dict) -> ModelCard:
+    return ModelCard(files["README.md"].decode())
+
+
+def test_model_and_tokenizer_push_upload_our_card_with_its_metadata(hub):
+    model, tokenizer = _tiny_bert()
+    model.push_to_hub("someone/tiny-lineage-bert", tags=["mine"])
+    repo, files = hub.commits[-1]
+    assert repo == "someone/tiny-lineage-bert" and {"config.json", "model.safetensors", "card_lineage_utils.py",
+                                                      "modeling_lineage_utils.py"} <= set(files)
+    card = _card(files)
+    assert "# LineageBertForMaskedLM" in card.text and "Devlin et al. (2018)" in card.text
+    data = card.data.to_dict()
+    assert data["license"] == "apache-2.0" and data["library_name"] == "transformers"
+    assert data["pipeline_tag"] == "fill-mask"
+    assert data["tags"][:2] == ["hf-lineage", "lineage-bert"] and "mine" in data["tags"]  # the user's tags too
+    assert "base_model" not in data  # trained from scratch
+    # The tokenizer pushed next: transformers keeps the repo's card, ours.
+    tokenizer.push_to_hub("someone/tiny-lineage-bert")
+    assert {"tokenizer.json", "README.md"} <= set(hub.commits[-1][1])
+    assert _card(hub.commits[-1][1]).text == card.text
+    # The other order: the tokenizer alone writes transformers' generic card; the model's push replaces it.
+    tokenizer.push_to_hub("someone/other")
+    assert "hf-lineage" not in (_card(hub.repos["someone/other"]).data.tags or [])
+    model.push_to_hub("someone/other")
+    assert _card(hub.repos["someone/other"]).data.to_dict()["tags"][:2] == ["hf-lineage", "lineage-bert"]
+
+
+@pytest.mark.parametrize("class_name, model_type, tag", [
+    ("LineageBertForQuestionAnswering", "lineage-bert", "question-answering"),
+    ("LineageGPTForTokenClassification", "lineage-gpt", "token-classification"),
+    ("LineageElmoForSequenceClassification", "lineage-elmo", "text-classification"),
+    ("LineageGPTForCausalLM", "lineage-gpt", "text-generation"),
+    ("LineageBertForPreTraining", "lineage-bert", "fill-mask"),
+    ("LineageWord2VecForPreTraining", "lineage-word2vec", "feature-extraction"),
+    ("LineageBertModel", "lineage-bert", "feature-extraction"),
+    ("AutoModelForQuestionAnswering", "lineage-nnlm", "question-answering"),
+])
+def test_pipeline_tag_follows_the_class(class_name, model_type, tag):
+    from hf_lineage.models.card_lineage_utils import pipeline_tag
+
+    assert pipeline_tag(class_name, model_type) == tag
+
+
+def test_a_fine_tuned_model_names_its_hub_base_model_and_never_a_local_path(hub, tmp_path):
+    from hf_lineage.models.card_lineage_utils import hub_dataset_ids
+
+    model, _ = _tiny_bert(AutoModelForQuestionAnswering)
+    model.config._name_or_path = "someone/lineage-bert-base"  # as from_pretrained("someone/lineage-bert-base") sets it
+    model.push_to_hub("someone/qa")
+    data = _card(hub.repos["someone/qa"]).data.to_dict()
+    assert data["base_model"] == "someone/lineage-bert-base" and data["pipeline_tag"] == "question-answering"
+    model.config._name_or_path = str(tmp_path)  # a local folder is no base model on the Hub
+    model.push_to_hub("someone/qa2")
+    card = hub.repos["someone/qa2"]["README.md"].decode()
+    assert "base_model" not in _card(hub.repos["someone/qa2"]).data.to_dict() and str(tmp_path) not in card
+    (tmp_path / "wiki.train.tokens").write_text("text")
+    assert hub_dataset_ids([str(tmp_path / "wiki.train.tokens"), str(tmp_path), "en=" + str(tmp_path / "x.txt"),
+                            "Salesforce/wikitext", "glue"]) == ["Salesforce/wikitext", "glue"]
