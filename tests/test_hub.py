@@ -135,3 +135,35 @@ def test_a_fine_tuned_model_names_its_hub_base_model_and_never_a_local_path(hub,
     (tmp_path / "wiki.train.tokens").write_text("text")
     assert hub_dataset_ids([str(tmp_path / "wiki.train.tokens"), str(tmp_path), "en=" + str(tmp_path / "x.txt"),
                             "Salesforce/wikitext", "glue"]) == ["Salesforce/wikitext", "glue"]
+
+
+def test_a_recipe_card_has_hub_datasets_its_base_language_and_its_metrics_as_model_index(tmp_path):
+    from types import SimpleNamespace
+
+    from hf_lineage.tasks.training import model_card
+
+    base = tmp_path / "base"  # a local base model whose card says its language
+    base.mkdir()
+    (base / "README.md").write_text("---\nlanguage:\n- en\ntags:\n- hf-lineage\n---\n\n# base\n")
+    args = SimpleNamespace(output_dir=str(tmp_path / "sst2-bert"), learning_rate=1e-3, num_train_epochs=1,
+                           max_steps=-1, per_device_train_batch_size=8, seed=0)
+    info = {"base_model": str(base), "model_type": "lineage-bert", "task": "classification",
+            "auto_class": "AutoModelForSequenceClassification", "dataset_name": "nyu-mll/glue",
+            "dataset_config_name": "sst2", "data": {"validation": {"source": "nyu-mll/glue/sst2 validation",
+                                                                   "examples": 872}}}
+    results = {"eval_accuracy": 0.8125, "eval_loss": 0.41, "eval_runtime": 1.5, "train_loss": 0.3}
+    card = ModelCard(model_card(info, results, args))
+    data = card.data.to_dict()
+    assert data["datasets"] == ["nyu-mll/glue"] and data["language"] == ["en"] and data["license"] == "apache-2.0"
+    assert data["pipeline_tag"] == "text-classification" and "base_model" not in data  # a local base: no Hub id
+    assert data["tags"] == ["hf-lineage", "lineage-bert", "classification"]
+    [result] = card.data.eval_results  # model-index, read back by huggingface_hub
+    assert (result.task_type, result.dataset_type, result.dataset_config, result.metric_type,
+            result.metric_value) == ("text-classification", "nyu-mll/glue", "sst2", "accuracy", 0.8125)
+    assert card.data.model_name == "sst2-bert"
+    # A dataset given as a local folder (datasets.load_dataset reads those) is never written as a Hub dataset.
+    local = dict(info, dataset_name=str(tmp_path), dataset_config_name=None,
+                 data={"validation": {"source": str(tmp_path / "dev.json"), "examples": 3}})
+    card = ModelCard(model_card(local, results, args))
+    assert "datasets" not in card.data.to_dict() and str(tmp_path) not in card.content.split("---")[1]
+    assert card.data.eval_results[0].dataset_name == "dev.json"
