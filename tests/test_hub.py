@@ -47,6 +47,19 @@ class FakeHub:
                                           commit_message=kwargs.get("commit_message") or "", commit_description="",
                                           oid="1" * 40)
 
+    def upload_folder(self, api, *, repo_id, folder_path, allow_patterns=None, ignore_patterns=None, **kwargs):
+        """huggingface_hub's own pattern filter picks the files (its upload pipeline, from 2.x, skips create_commit)."""
+        from huggingface_hub.utils import filter_repo_objects
+
+        root = Path(folder_path)
+        names = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()]
+        names = list(filter_repo_objects(names, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns))
+        if "README.md" in names:
+            ModelCard((root / "README.md").read_text(encoding="utf-8"))  # the metadata parses, as the Hub checks
+        operations = [huggingface_hub.CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(root / name))
+                      for name in names]
+        return self.create_commit(api, repo_id, operations, **kwargs)
+
     def load_card(self, repo_id_or_path, **kwargs):
         if Path(repo_id_or_path).is_file():
             return ModelCard(Path(repo_id_or_path).read_text(encoding="utf-8"))
@@ -63,6 +76,7 @@ def hub(monkeypatch):
     monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", lambda api, repo_id, operations, **kw:
                         fake.create_commit(api, repo_id, operations, **kw))
     monkeypatch.setattr(huggingface_hub.HfApi, "create_branch", lambda api, *a, **kw: None)
+    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", lambda api, **kw: fake.upload_folder(api, **kw))
     monkeypatch.setattr(huggingface_hub.ModelCard, "load", classmethod(lambda cls, repo, **kw: fake.load_card(repo)))
     monkeypatch.setenv("HF_TOKEN", "hf_fake_token_for_tests")
     return fake
@@ -167,3 +181,60 @@ def test_a_recipe_card_has_hub_datasets_its_base_language_and_its_metrics_as_mod
     card = ModelCard(model_card(local, results, args))
     assert "datasets" not in card.data.to_dict() and str(tmp_path) not in card.content.split("---")[1]
     assert card.data.eval_results[0].dataset_name == "dev.json"
+
+
+SAMPLES = Path(hf_lineage.__file__).parent / "samples" / "lineage"
+
+
+@pytest.fixture
+def wikitext(tmp_path):
+    """A few lines of WikiText-2 under its own file name, which the card maps to the Hub's dataset."""
+    path = tmp_path / "data" / "wiki.train.tokens"
+    path.parent.mkdir()
+    path.write_text((SAMPLES / "corpus.train.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    return str(path)
+
+
+def _no_token(monkeypatch, tmp_path):
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+
+
+def test_pretrain_push_to_hub_pushes_the_final_folder_with_its_card(hub, wikitext, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["pretrain", "gpt", "--config", "tiny", "--train-file", wikitext, "--output-dir", str(out),
+                     "--vocab-size", "300", "--max-steps", "2", "--per-device-batch-size", "2", "--max-seq-length",
+                     "32", "--checkpoint-every", "1", "--report-to", "none", "--set", "num_hidden_layers=1",
+                     "--push-to-hub", "--hub-model-id", "someone/tiny-gpt"]) == 0
+    assert "pushed" in capsys.readouterr().out
+    [(repo, files)] = hub.commits
+    assert repo == "someone/tiny-gpt"
+    assert {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json", "train_results.json",
+            "modeling_lineage_gpt.py", "card_lineage_utils.py"} <= set(files)
+    # Resumable checkpoints, logs and the run's arguments (with this machine's paths) stay home.
+    assert (out / "checkpoints").is_dir() and (out / "run_args.json").is_file()
+    assert not any(name.startswith(("checkpoints/", "logs/", "runs/")) or name == "run_args.json" for name in files)
+    card = _card(files)
+    assert card.content == (out / "README.md").read_text()
+    data = card.data.to_dict()
+    assert data["datasets"] == ["Salesforce/wikitext"] and data["language"] == ["en"]  # the file's Hub dataset
+    assert data["pipeline_tag"] == "text-generation" and data["license"] == "apache-2.0"
+    assert "## Pre-training" in card.text and str(tmp_path) not in card.content.split("---")[1]
+
+
+@pytest.mark.parametrize("problem, extra, message", [
+    ("no token", ["--push-to-hub"], "needs a Hugging Face token"),
+    ("bad id", ["--push-to-hub", "--hub-model-id", "not a repo/id/at all"], "is not a Hub repository id"),
+    ("id alone", ["--hub-model-id", "someone/x"], "add --push-to-hub"),
+])
+def test_pretrain_push_to_hub_refuses_before_training_and_writes_nothing(problem, extra, message, hub, wikitext,
+                                                                         tmp_path, monkeypatch, capsys):
+    if problem == "no token":
+        _no_token(monkeypatch, tmp_path)
+    out = tmp_path / "run"
+    assert cli_main(["pretrain", "gpt", "--config", "tiny", "--train-file", wikitext, "--output-dir", str(out),
+                     "--max-steps", "1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() and not hub.repos and not hub.commits

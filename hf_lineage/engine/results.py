@@ -26,7 +26,9 @@ def save_run(run, state: dict, outcome) -> None:
     languages = run.objective.language_report
     if languages:
         card_extra += languages_card(languages, args.language_alpha)
-    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages)
+    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages,
+               datasets=[args.dataset_name] if args.dataset_name else args.train_file,
+               base_model=getattr(args, "init_from", None))  # continued pretraining names its base model
     (run.output_dir / "train_results.json").write_text(json.dumps(
         {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": run.plan.steps_per_epoch,
          "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],

@@ -35,6 +35,8 @@ PRETRAINING_PIPELINE_TAGS = {"lineage-bert": "fill-mask", "lineage-elmo": "text-
 KNOWN_DATA_FILES = {
     f"wiki.{split}.{kind}": "Salesforce/wikitext" for split in ("train", "valid", "test") for kind in ("tokens", "raw")
 }
+# The language of a known Hub dataset, for the card of a model trained on it alone.
+KNOWN_DATASET_LANGUAGES = {"Salesforce/wikitext": "en"}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
