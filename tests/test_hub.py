@@ -238,3 +238,43 @@ def test_pretrain_push_to_hub_refuses_before_training_and_writes_nothing(problem
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists() and not hub.repos and not hub.commits
+
+
+def test_checkpoints_push_sends_the_shipped_folder_with_its_card(hub, capsys):
+    folder = hf_lineage.checkpoints.path("bert")
+    assert cli_main(["checkpoints", "push", "bert", "someone/lineage-bert-tiny"]) == 0
+    assert "pushed" in capsys.readouterr().out
+    [(repo, files)] = hub.commits
+    shipped = {p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".pyc"}
+    assert repo == "someone/lineage-bert-tiny" and set(files) == shipped
+    assert files["model.safetensors"] == (folder / "model.safetensors").read_bytes()
+    card = _card(files)
+    assert "CC BY-SA 3.0" in card.text and "## hf-lineage shipped checkpoint" in card.text  # the data's licence
+    data = card.data.to_dict()
+    assert (data["license"], data["datasets"], data["language"], data["pipeline_tag"]) == (
+        "apache-2.0", ["Salesforce/wikitext"], ["en"], "fill-mask")
+
+
+@pytest.mark.parametrize("family", hf_lineage.checkpoints.FAMILIES)
+def test_every_shipped_card_carries_the_hub_metadata(family):
+    from hf_lineage.lineage.build_checkpoints import shipped_card
+
+    folder = hf_lineage.checkpoints.path(family)
+    text = (folder / "README.md").read_text()
+    assert shipped_card(folder, hf_lineage.checkpoints.training_record(family)) == text  # what a build writes
+    data = ModelCard(text).data.to_dict()
+    assert data["license"] == "apache-2.0" and data["datasets"] == ["Salesforce/wikitext"]
+    assert data["tags"] == ["hf-lineage", f"lineage-{family}"] and data["pipeline_tag"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nope", "someone/x"], "no shipped checkpoint for 'nope'"),
+    (["bert", "not a repo/id/at all"], "REPO_ID 'not a repo/id/at all' is not a Hub repository id"),
+    (["bert", "someone/x"], "needs a Hugging Face token"),
+])
+def test_checkpoints_push_refuses_bad_input_and_pushes_nothing(argv, message, hub, monkeypatch, tmp_path, capsys):
+    _no_token(monkeypatch, tmp_path)
+    assert cli_main(["checkpoints", "push", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not hub.repos and not hub.commits
