@@ -18,8 +18,6 @@ import hf_lineage
 from hf_lineage.cli import main as cli_main
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordpiece_tokenizer
 
-from conftest import run_without_hf_lineage
-
 TEXTS = ["the cat sat on the mat .", "where is the eagle ?", "the eagle is a coffee shop near the river ."] * 4
 
 
@@ -278,3 +276,45 @@ def test_checkpoints_push_refuses_bad_input_and_pushes_nothing(argv, message, hu
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not hub.repos and not hub.commits
+
+
+QUESTION, CONTEXT = "Where is the eagle ?", "the eagle is a coffee shop near the river ."
+
+
+@pytest.fixture(scope="module")
+def qa_folders(tmp_path_factory):
+    """Saved lineage BERT and GPT QA models, as a user saves them (from_config, save_pretrained)."""
+    folders = {}
+    for family in ("bert", "gpt"):
+        if family == "bert":
+            tokenizer = train_wordpiece_tokenizer(iterator=TEXTS, vocab_size=120, min_frequency=1, model_max_length=64)
+        else:
+            tokenizer = train_bpe_tokenizer(iterator=TEXTS, vocab_size=300, min_frequency=1, model_max_length=64)
+        config_class, _ = hf_lineage.registry.family_classes(family)
+        torch.manual_seed(0)
+        model = AutoModelForQuestionAnswering.from_config(
+            config_class.from_named("tiny", vocab_size=len(tokenizer), max_position_embeddings=64))
+        folder = tmp_path_factory.mktemp(f"qa-{family}")
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        folders[family] = str(folder)
+    return folders
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt"])
+def test_a_saved_qa_folder_answers_after_import_hf_lineage_without_trust_remote_code(family, qa_folders):
+    folder = qa_folders[family]
+    assert "question-answering" in json.loads(Path(folder, "config.json").read_text())["custom_pipelines"]
+    qa = pipeline("question-answering", model=folder)  # no trust_remote_code: the registered pipeline serves it
+    assert type(qa) is hf_lineage.models.pipeline_lineage_question_answering.LineageQuestionAnsweringPipeline
+    answer = qa(question=QUESTION, context=CONTEXT)
+    assert answer["answer"] and CONTEXT[answer["start"]:answer["end"]] == answer["answer"]
+    # A model loaded from the folder goes through it too, and saving it names the pipeline again.
+    model = AutoModelForQuestionAnswering.from_pretrained(folder)
+    assert not getattr(model.config, "custom_pipelines", None)
+    again = pipeline("question-answering", model=model, tokenizer=AutoTokenizer.from_pretrained(folder))
+    assert again(question=QUESTION, context=CONTEXT) == answer
+    # With trust_remote_code the folder's own copy of the pipeline gives the same answer.
+    remote = pipeline("question-answering", model=folder, trust_remote_code=True)
+    assert remote(question=QUESTION, context=CONTEXT) == answer
+
