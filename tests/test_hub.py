@@ -318,3 +318,16 @@ def test_a_saved_qa_folder_answers_after_import_hf_lineage_without_trust_remote_
     remote = pipeline("question-answering", model=folder, trust_remote_code=True)
     assert remote(question=QUESTION, context=CONTEXT) == answer
 
+
+
+def test_every_family_config_drops_a_registered_pipeline_entry_on_loading():
+    from hf_lineage.models.configuration_lineage_utils import RegisteredPipelinesMixin
+
+    for family in hf_lineage.registry.FAMILIES:
+        config_class, _ = hf_lineage.registry.family_classes(family)
+        assert issubclass(config_class, RegisteredPipelinesMixin), family
+        config = config_class.from_dict({"custom_pipelines": {
+            "question-answering": {"impl": "pipeline_lineage_question_answering.LineageQuestionAnsweringPipeline",
+                                   "pt": ["AutoModelForQuestionAnswering"]},
+            "other-task": {"impl": "their_pipeline.TheirPipeline", "pt": []}}})
+        assert config.custom_pipelines == {"other-task": {"impl": "their_pipeline.TheirPipeline", "pt": []}}
