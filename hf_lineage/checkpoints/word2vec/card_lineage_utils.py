@@ -91,15 +91,15 @@ def card_text(data: ModelCardData, body: str) -> str:
 
 
 def update_card(text: str, **metadata) -> str:
-    """``text`` (a card, with or without a YAML header) with the ``metadata`` fields set; None leaves one as it is.
-    ``datasets`` and ``base_model`` are kept to Hub ids."""
+    """``text`` (a card, with or without a YAML header) with the ``metadata`` fields set; None or an empty list
+    leaves one as it is. ``datasets`` and ``base_model`` are kept to Hub ids."""
     card = ModelCard(text)
-    if "datasets" in metadata and metadata["datasets"] is not None:
-        metadata["datasets"] = hub_dataset_ids(metadata["datasets"]) or None
+    if metadata.get("datasets"):
+        metadata["datasets"] = hub_dataset_ids(metadata["datasets"])
     if "base_model" in metadata:
         metadata["base_model"] = hub_id(metadata["base_model"])
     for name, value in metadata.items():
-        if value is not None:
+        if value is not None and not (isinstance(value, (list, tuple)) and not value):
             setattr(card.data, name, list(value) if isinstance(value, tuple) else value)
     return str(card)
 
