@@ -331,3 +331,14 @@ def test_every_family_config_drops_a_registered_pipeline_entry_on_loading():
                                    "pt": ["AutoModelForQuestionAnswering"]},
             "other-task": {"impl": "their_pipeline.TheirPipeline", "pt": []}}})
         assert config.custom_pipelines == {"other-task": {"impl": "their_pipeline.TheirPipeline", "pt": []}}
+
+
+def test_checkpoints_push_when_the_hub_is_unreachable_says_so_in_one_line(hub, monkeypatch, capsys):
+    def offline(api, repo_id, **kwargs):
+        raise huggingface_hub.errors.OfflineModeIsEnabled("Cannot reach https://huggingface.co: offline mode is enabled.")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", offline)
+    assert cli_main(["checkpoints", "push", "gpt", "someone/x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "pushing to someone/x failed (OfflineModeIsEnabled" in err
+    assert not hub.commits
