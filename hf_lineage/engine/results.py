@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from ..data.languages import languages_card
+from ..models.card_lineage_utils import public_name
 from ..pretrained_folder import save_final
 
 
@@ -16,7 +17,10 @@ def save_run(run, state: dict, outcome) -> None:
     if not accelerator.is_main_process:
         return
     sequences = run.plan.global_batch * args.gradient_accumulation_steps
-    data = ", ".join(args.train_file) if args.train_file else f"{args.dataset_name} ({args.dataset_config})"
+    # Files by name (LANG=NAME for a multilingual corpus): the card is published, the trainer's folders are not.
+    data = (", ".join("=".join([*name.split("=", 1)[:-1], public_name(name.split("=", 1)[-1])])
+                      for name in args.train_file)
+            if args.train_file else f"{args.dataset_name} ({args.dataset_config})")
     summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
     card_extra = (
         f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} --config {args.config}` on {data}: "

@@ -24,7 +24,8 @@ from huggingface_hub import ModelCard
 from transformers import AutoConfig, AutoTokenizer, set_seed
 
 from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
-from ..models.card_lineage_utils import card_data, hub_dataset_ids, model_index_results, pipeline_tag
+from ..models.card_lineage_utils import (card_data, hub_dataset_ids, hub_id, model_index_results, pipeline_tag,
+                                         public_name)
 from ..registry import FAMILIES, Family, family_classes, family_of_config, family_of_model_type
 from .recipe_arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
 from .splits import Split
@@ -239,7 +240,7 @@ def model_card(info: dict, results: dict, args) -> str:
     data = card_data(model_type, auto_class, base_model=base, datasets=hub_datasets, language=base_languages(base),
                      model_name=Path(args.output_dir).name, eval_results=evaluation, tags=[task.replace("_", "-")])
     header = ["---", data.to_yaml(), "---"]
-    data_rows = "\n".join(f"| {split} | `{split_info['source']}` | {split_info['examples']:,} |"
+    data_rows = "\n".join(f"| {split} | `{public_name(split_info['source'])}` | {split_info['examples']:,} |"
                           for split, split_info in info.get("data", {}).items())
     metric_rows = "\n".join(f"| `{k}` | {v:.4f} |" if isinstance(v, float) else f"| `{k}` | {v} |"
                             for k, v in sorted(results.items()) if "runtime" not in k and "per_second" not in k)
@@ -254,7 +255,7 @@ def model_card(info: dict, results: dict, args) -> str:
 # {Path(args.output_dir).name}
 
 A `{model_type}` model fine-tuned for {TASK_NAMES.get(task, task)} with hf_lineage's `recipes/{task}.py`
-recipe. Base model: `{base}`.
+recipe. Base model: {f"`{base}`" if hub_id(base) else f"a local checkpoint, `{public_name(base)}`"}.
 
 Paper: {paper_of(model_type)}
 

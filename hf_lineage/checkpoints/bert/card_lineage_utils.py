@@ -59,6 +59,13 @@ def hub_id(name) -> str | None:
     return name if HUB_ID.match(name) and not os.path.exists(name) else None
 
 
+def public_name(source) -> str:
+    """How a card's text names a model or data source: a path on this machine by its last part (the card is
+    published; the trainer's folders are nobody's business), anything else (a Hub id) as it is."""
+    source = str(source or "")
+    return os.path.basename(os.path.normpath(source)) if source and os.path.exists(source) else source
+
+
 def hub_dataset_ids(sources) -> list[str]:
     """The Hub ids of the data a model was trained on, for the card's ``datasets``: a file the lineage knows by name
     (``wiki.train.tokens``) as its dataset's id, a Hub id as it is; any other local file or folder is left out.
