@@ -60,10 +60,13 @@ def hub_id(name) -> str | None:
 
 
 def public_name(source) -> str:
-    """How a card's text names a model or data source: a path on this machine by its last part (the card is
-    published; the trainer's folders are nobody's business), anything else (a Hub id) as it is."""
+    """How a card's text names a model or data source: a path on this machine (or a file prefix in one of its
+    folders, as parallel text ``PREFIX.mr``/``PREFIX.en`` is given) by its last part (the card is published; the
+    trainer's folders are nobody's business), anything else (a Hub id) as it is."""
     source = str(source or "")
-    return os.path.basename(os.path.normpath(source)) if source and os.path.exists(source) else source
+    folder = os.path.dirname(source)
+    local = os.path.exists(source) or bool(folder) and os.path.isdir(folder)
+    return os.path.basename(os.path.normpath(source)) if source and local else source
 
 
 def hub_dataset_ids(sources) -> list[str]:
