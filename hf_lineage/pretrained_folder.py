@@ -1,5 +1,6 @@
 """The folder a pre-trained model is saved as, by every trainer (the engine's loop and the CPU trainers): model,
-tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes."""
+tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes; and its push
+to the Hugging Face Hub (``hf-lineage pretrain --push-to-hub``, ``hf-lineage checkpoints push``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, hub_dataset_ids, update_card
 from .registry import FAMILIES, family_of_config
 
 # ``model_max_length`` of a family without positions (NNLM, word2vec, svd, ELMo). They read any length — an
@@ -19,10 +21,13 @@ from .registry import FAMILIES, family_of_config
 NO_POSITIONS_MAX_LENGTH = 512
 
 
-def save_final(model, tokenizer, output_dir: Path, card_extra: str, languages=None) -> None:
+def save_final(model, tokenizer, output_dir: Path, card_extra: str, languages=None, datasets=(),
+               base_model=None) -> None:
     """Model, tokenizer and model card via ``save_pretrained``, atomically: everything is written to a temporary
-    folder and moved in, ``config.json`` last — a folder without it is not a loadable model. ``languages`` (codes)
-    go in the card's metadata, where the Hub reads them."""
+    folder and moved in, ``config.json`` last — a folder without it is not a loadable model. ``languages`` (codes),
+    the training data (``datasets``: files or a Hub id; only Hub ids are written, a known file as its dataset's id)
+    and ``base_model`` (the model training continued from; written when it is a Hub id) go in the card's metadata,
+    where the Hub reads them; without ``languages``, a known dataset's language is written."""
     staging = output_dir / ".final.partial"
     if staging.exists():
         shutil.rmtree(staging)
@@ -42,15 +47,22 @@ def save_final(model, tokenizer, output_dir: Path, card_extra: str, languages=No
         # generate themselves): it ships the generation defaults, which replace those derived from the config.
         generation_config_for(tokenizer).save_pretrained(staging)
     card = staging / "README.md"
-    text = card.read_text()
-    if languages:
-        text = text.replace("\nlibrary_name:", "\nlanguage:\n" + "".join(f"- {code}\n" for code in languages)
-                            + "library_name:", 1)
-    card.write_text(text + card_extra)
+    hub_datasets = hub_dataset_ids(datasets)
+    languages = list(languages or dict.fromkeys(KNOWN_DATASET_LANGUAGES[d] for d in hub_datasets
+                                                if d in KNOWN_DATASET_LANGUAGES))
+    card.write_text(update_card(card.read_text(), language=languages or None, datasets=hub_datasets or None,
+                                base_model=base_model) + card_extra)
     names = sorted(os.listdir(staging), key=lambda n: n == "config.json")
     for name in names:
         os.replace(staging / name, output_dir / name)
     staging.rmdir()
+
+
+def corpus_files(corpus) -> list[str]:
+    """The files of a corpus given as a path or a list of paths (none for text given in memory): what a trainer
+    names as its data in the card (``save_final``'s ``datasets``)."""
+    items = [corpus] if isinstance(corpus, (str, os.PathLike)) else corpus if isinstance(corpus, (list, tuple)) else []
+    return [str(c) for c in items if isinstance(c, (str, os.PathLike)) and os.path.isfile(c)]
 
 
 def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **settings):
@@ -68,3 +80,35 @@ def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **se
     never = [i for i in dict.fromkeys([tokenizer.unk_token_id, special.get("pad_token_id")])
              if i is not None and i not in needed]
     return GenerationConfig(**special, suppress_tokens=never or None, **settings)
+
+
+# What a pretraining folder holds besides the model, left out of a push: the resumable checkpoints, the logs, the
+# run's arguments (with the trainer's own paths) and an interrupted save.
+NOT_PUSHED = ("checkpoints/*", "runs/*", "logs/*", "run_args.json", ".final.partial/*", "__pycache__/*", "*.pyc")
+
+
+def check_push(repo_id: str, flag: str = "--hub-model-id") -> None:
+    """Refuse, before any work, a push that cannot succeed: a malformed repository id, or no Hugging Face token
+    (``hf auth login`` or ``HF_TOKEN``). A ValueError naming the problem."""
+    from huggingface_hub import get_token
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except ValueError as error:
+        raise ValueError(f"{flag} {repo_id!r} is not a Hub repository id (NAME or OWNER/NAME): "
+                         f"{' '.join(str(error).split())}") from None
+    if not get_token():
+        raise ValueError(f"pushing to {repo_id} needs a Hugging Face token: log in with `hf auth login` or set HF_TOKEN")
+
+
+def push_folder(folder, repo_id: str, commit_message: str, private: bool | None = None) -> str:
+    """Upload a saved model folder (model, tokenizer, code, card, training record; not ``NOT_PUSHED``) to the Hub
+    repository ``repo_id``, created if need be; returns the commit's address."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    repo_id = api.create_repo(repo_id, private=private, exist_ok=True).repo_id
+    commit = api.upload_folder(repo_id=repo_id, folder_path=str(folder), commit_message=commit_message,
+                               ignore_patterns=list(NOT_PUSHED))
+    return commit.commit_url

@@ -174,7 +174,9 @@ def register_question_answering_pipeline() -> None:
     registering alone is not enough. The table is read on every call and offers no other switch, so the entry is
     taken out of it once the task has an implementation again; ``check_task`` and ``get_supported_tasks`` then
     name the task as well. A folder whose config names the pipeline in ``custom_pipelines`` (every saved lineage
-    QA model) is served before either check, from its own copy of the file, with ``trust_remote_code=True``."""
+    QA model) would be served before either check, from its own copy of the file, and only with
+    ``trust_remote_code=True``: a lineage config leaves that entry out when it is loaded in a process where this
+    registration serves the task (``RegisteredPipelinesMixin``), so the folder needs no remote code here."""
     from transformers import AutoModelForQuestionAnswering
     from transformers import pipelines as transformers_pipelines
 

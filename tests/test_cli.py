@@ -103,7 +103,11 @@ def test_push_to_hub_uploads_model_tokenizer_code_and_card(base_and_data, tmp_pa
         "modeling_lineage_bert.LineageBertForSequenceClassification")
     assert set(config["id2label"].values()) == {"no", "yes"}
     card = files["README.md"].decode()
-    assert "hf-lineage" in card and base in card and "## Results" in card  # hf_lineage's card, not Trainer's
+    assert "hf-lineage" in card and "## Results" in card  # hf_lineage's card, not Trainer's
+    assert "a local checkpoint, `base`" in card and base not in card  # the base by name, not the trainer's path
+    metadata = huggingface_hub.ModelCard(card).data.to_dict()  # the Hub's metadata, as the Hub parses it
+    assert metadata["pipeline_tag"] == "text-classification" and metadata["license"] == "apache-2.0"
+    assert "datasets" not in metadata and "base_model" not in metadata  # a local file and a local base: no Hub ids
 
 
 def test_push_to_hub_without_the_hub_is_one_line_and_exit_2(base_and_data, tmp_path, monkeypatch, capsys):

@@ -150,7 +150,9 @@ def _assert_saved(folder, base, data_file, auto_class):
     model = auto_class.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     card = open(os.path.join(folder, "README.md"), encoding="utf-8").read()
-    assert base in card and data_file in card and "## Results" in card
+    # The card is published: the base and the data by name, never the trainer's own paths.
+    assert os.path.basename(base) in card and os.path.basename(data_file) in card and "## Results" in card
+    assert base not in card and data_file not in card
     return model, tokenizer
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ..models import LineageSvdConfig, LineageSvdModel
-from ..pretrained_folder import save_final
+from ..pretrained_folder import corpus_files, save_final
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from .cooccurrence import CooccurrenceCounter, factorize, ppmi
 from .word2vec import encode_corpus, read_corpus
@@ -110,7 +110,7 @@ def train_svd(corpus, tokenizer=None, seed: int = 0, output_dir=None, config=Non
                 f"distribution smoothing {config.cds:g}{shift}, randomized SVD to {config.vector_size} dimensions "
                 f"(eigenvalue weighting {config.eig:g}{', w+c' if config.add_context_vectors else ''}) in "
                 f"{finished - started:.1f} s.\n")
-        save_final(model, tokenizer, out, card)
+        save_final(model, tokenizer, out, card, datasets=corpus_files(corpus))
         (out / "train_results.json").write_text(json.dumps(model.train_results, indent=2))
     return model, tokenizer
 

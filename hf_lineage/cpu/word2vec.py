@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
-from ..pretrained_folder import save_final
+from ..pretrained_folder import corpus_files, save_final
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
 from .word2vec_kernels import train_hogwild
@@ -181,7 +181,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
         card = (f"\n## Training\n\n`hf_lineage.train_word2vec` (CPU, {workers} workers): {results['epochs']} epochs "
                 f"over {results['raw_words'] // results['epochs']:,} words, "
                 f"{results['effective_words_per_second']:,.0f} effective words/s.\n")
-        save_final(model, tokenizer, out, card)
+        save_final(model, tokenizer, out, card, datasets=corpus_files(corpus))
         (out / "train_results.json").write_text(json.dumps(results, indent=2))
     return model, tokenizer
 

@@ -34,7 +34,9 @@ from pathlib import Path
 from ..data.languages import describe_languages
 from ..objectives import get_objective
 from ..registry import FAMILIES, family_classes, load_object
-from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
+from ..pretrained_folder import push_folder
+from .pretrain_arguments import (PretrainArguments, PretrainError, given_options, hub_model_id, settle_arguments,
+                                 use_cpu_backend)
 from .resume import resume
 from .loaders import build_loaders, load_data
 from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
@@ -53,7 +55,9 @@ def pretrain(args: PretrainArguments) -> str:
         trainer = FAMILIES[args.family].cpu_trainer
         print(f"hf-lineage pretrain {args.family}: config {args.config}" + (f" with {args.overrides}" if args.overrides
               else "") + f", its own CPU trainer ({trainer.split(':')[0]}), float32 on the CPU", flush=True)
-        return load_object(trainer)(args, objective)
+        output = load_object(trainer)(args, objective)
+        push_if_asked(args, output)
+        return output
 
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)
@@ -79,7 +83,24 @@ def pretrain(args: PretrainArguments) -> str:
     # (hf-lineage lineage: more stages) can still synchronise. The command line tears it down on exit.
     for tracker in accelerator.trackers:
         tracker.finish()
+    if accelerator.is_main_process:
+        push_if_asked(args, output_dir)
     return str(output_dir)
+
+
+def push_if_asked(args: PretrainArguments, output_dir) -> None:
+    """``--push-to-hub``: the saved folder to the Hub (checked before training: ``check_hub_arguments``). A failed
+    push leaves the folder as it is and says how to push it again."""
+    if not args.push_to_hub:
+        return
+    repo_id = hub_model_id(args)
+    try:
+        url = push_folder(output_dir, repo_id, f"hf-lineage pretrain {args.family} --config {args.config}")
+    except OSError as error:  # huggingface_hub's HTTP and offline errors are OSErrors
+        raise PretrainError(f"the model is saved in {output_dir}, but pushing it to {repo_id} failed "
+                            f"({type(error).__name__}: {' '.join(str(error).split())}); push it again with "
+                            f"`hf upload {repo_id} {output_dir}`") from None
+    print(f"hf-lineage pretrain {args.family}: pushed {output_dir} to {url}", flush=True)
 
 
 def build_model(family: str, objective, config):

@@ -54,6 +54,9 @@ FLAG_HELP = {
     "CPU, where they would take cores from the computation)",
     "torch_compile": "compile the model with torch.compile (inductor) before training: faster steps on a GPU after a "
     "compilation of a minute or more; off by default",
+    "push_to_hub": "after training, push the model folder (model, tokenizer, card, train_results.json; not the "
+    "checkpoints) to the Hugging Face Hub; needs a token (`hf auth login` or HF_TOKEN), checked before training",
+    "hub_model_id": "the Hub repository to push to (NAME or OWNER/NAME; default: the output folder's name)",
     "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec: whole passes over local files, "
     "no checkpoints); auto picks it when the family has one, no GPU is visible, one process runs and no option only "
     "the engine honours (--max-steps, --checkpoint-every, --learning-rate, ...) is given",

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from ..data.languages import language_files, plain_paths
+from ..pretrained_folder import check_push
 from ..registry import FAMILIES
 
 RUN_FILE = "run_args.json"
@@ -73,6 +74,8 @@ class PretrainArguments:
     torch_compile: bool = False
     overwrite_output_dir: bool = False
     backend: str = "auto"
+    push_to_hub: bool = False
+    hub_model_id: str | None = None  # None: the output folder's name, in the token's own namespace (as Trainer)
 
 
 # Worker processes that collate batches (BERT's masking and pairing, padding) while a GPU computes. On a CPU they would
@@ -179,6 +182,7 @@ def check_arguments(args: PretrainArguments, objective) -> None:
     for name in ("per_device_batch_size", "gradient_accumulation_steps", "max_seq_length"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PretrainError(f"--{name.replace('_', '-')} must be at least 1")
+    check_hub_arguments(args)
     out = Path(args.output_dir)
     if args.resume_from:
         if not (out / RUN_FILE).is_file():
@@ -195,6 +199,22 @@ def check_arguments(args: PretrainArguments, objective) -> None:
             f"{out} is not empty (it holds another run or other files). Use a new --output-dir, "
             "--resume-from latest to continue the run it holds, or --overwrite-output-dir."
         )
+
+
+def hub_model_id(args: PretrainArguments) -> str:
+    """Where ``--push-to-hub`` pushes: ``--hub-model-id``, or the output folder's name."""
+    return args.hub_model_id or Path(args.output_dir).resolve().name
+
+
+def check_hub_arguments(args: PretrainArguments) -> None:
+    """``--push-to-hub`` is refused before training when it could not push at the end (no token, a malformed id)."""
+    if args.hub_model_id and not args.push_to_hub:
+        raise PretrainError("--hub-model-id names where --push-to-hub pushes; add --push-to-hub")
+    if args.push_to_hub:
+        try:
+            check_push(hub_model_id(args))
+        except ValueError as error:
+            raise PretrainError(f"--push-to-hub: {error}") from None
 
 
 def check_languages(args: PretrainArguments, objective) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from ..data.languages import languages_card
+from ..models.card_lineage_utils import public_name
 from ..pretrained_folder import save_final
 
 
@@ -16,7 +17,10 @@ def save_run(run, state: dict, outcome) -> None:
     if not accelerator.is_main_process:
         return
     sequences = run.plan.global_batch * args.gradient_accumulation_steps
-    data = ", ".join(args.train_file) if args.train_file else f"{args.dataset_name} ({args.dataset_config})"
+    # Files by name (LANG=NAME for a multilingual corpus): the card is published, the trainer's folders are not.
+    data = (", ".join("=".join([*name.split("=", 1)[:-1], public_name(name.split("=", 1)[-1])])
+                      for name in args.train_file)
+            if args.train_file else f"{args.dataset_name} ({args.dataset_config})")
     summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
     card_extra = (
         f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} --config {args.config}` on {data}: "
@@ -26,7 +30,9 @@ def save_run(run, state: dict, outcome) -> None:
     languages = run.objective.language_report
     if languages:
         card_extra += languages_card(languages, args.language_alpha)
-    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages)
+    save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages,
+               datasets=[args.dataset_name] if args.dataset_name else args.train_file,
+               base_model=getattr(args, "init_from", None))  # continued pretraining names its base model
     (run.output_dir / "train_results.json").write_text(json.dumps(
         {"step": state["step"], "epoch": state["epoch"], "steps_per_epoch": run.plan.steps_per_epoch,
          "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],

@@ -3,6 +3,7 @@ package ships (``hf_lineage/checkpoints/<family>``) and ``hf-lineage lineage`` f
 
     hf-lineage checkpoints build --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens   # 15 min a family
     hf-lineage checkpoints list
+    hf-lineage checkpoints push bert someone/lineage-bert-tiny    # a shipped folder, with its card, to the Hub
 
 Each family goes through the lineage's own pretraining stage (the engine, or word2vec's and svd's CPU trainers) at the
 tiny scale's sizes; the folder gets a model card (data, license, command, budget, words seen, loss curve, validation
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 from .. import checkpoints
+from ..models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, LICENSE, hub_dataset_ids, pipeline_tag, update_card
+from ..pretrained_folder import check_push, push_folder
 from .stage_data import prepare_corpus
 from .pretraining import describe_budget, pretrain_family
 from .settings import SCALES, LineageArguments
@@ -105,9 +108,20 @@ def ship(model_dir: Path, target: Path, record: dict) -> None:
     (staging / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
     card = staging / "README.md"
     card.write_text((card.read_text() if card.exists() else "") + card_section(record))
+    card.write_text(shipped_card(staging, record))
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
+
+
+def shipped_card(folder: Path, record: dict) -> str:
+    """The folder's card with the Hub's metadata: hf_lineage's licence for the weights (the card's text gives the
+    data's, CC BY-SA), the corpus as its Hub dataset and language, the pipeline tag of the folder's class."""
+    config = json.loads((folder / "config.json").read_text())
+    datasets = hub_dataset_ids(record["corpus"]["files"])
+    return update_card((folder / "README.md").read_text(), license=LICENSE, datasets=datasets,
+                       language=[KNOWN_DATASET_LANGUAGES[d] for d in datasets if d in KNOWN_DATASET_LANGUAGES],
+                       pipeline_tag=pipeline_tag((config.get("architectures") or [""])[0], config["model_type"]))
 
 
 def card_section(record: dict) -> str:
@@ -191,12 +205,18 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--work-dir", default="checkpoints_build", help="pretraining runs (default: %(default)s)")
     add("--threads", type=int, help="torch threads (default: torch's)")
     add("--seed", type=int, default=0)
+    push = commands.add_parser("push", help="push a shipped checkpoint, with its card, to the Hugging Face Hub")
+    push.add_argument("family", help=f"the checkpoint's family: {', '.join(checkpoints.FAMILIES)}")
+    push.add_argument("repo_id", help="the Hub repository, NAME or OWNER/NAME (created if need be)")
+    push.add_argument("--private", action="store_true", help="create the repository private")
     return parser
 
 
 def run_namespace(namespace: dict) -> int:
     if namespace.get("action") == "build":
         return _build(namespace)
+    if namespace.get("action") == "push":
+        return _push(namespace)
     for family in checkpoints.FAMILIES:
         if family in checkpoints.available():
             record = checkpoints.training_record(family)
@@ -230,4 +250,24 @@ def _build(namespace: dict) -> int:
     except ValueError as error:
         print(f"hf-lineage checkpoints build: error: {error}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _push(namespace: dict) -> int:
+    """``hf-lineage checkpoints push FAMILY REPO_ID``: the shipped folder as it is (weights, tokenizer, code, card,
+    ``pretraining.json``), after checking the family, the id and the token, so bad input pushes nothing."""
+    try:
+        folder = checkpoints.path(namespace["family"])
+        check_push(namespace["repo_id"], flag="REPO_ID")
+    except (ValueError, FileNotFoundError) as error:
+        print(f"hf-lineage checkpoints push: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        url = push_folder(folder, namespace["repo_id"], f"The shipped hf-lineage {namespace['family']} checkpoint",
+                          private=namespace["private"] or None)
+    except OSError as error:  # huggingface_hub's HTTP and offline errors are OSErrors
+        print(f"hf-lineage checkpoints push: error: pushing to {namespace['repo_id']} failed "
+              f"({type(error).__name__}: {' '.join(str(error).split())})", file=sys.stderr)
+        return 1
+    print(f"pushed {folder} to {url}")
     return 0

@@ -12,6 +12,7 @@ from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
     NamedSizesMixin,
+    RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
     check_pair_encoding,
     check_pruned_heads,
@@ -21,7 +22,7 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageGPTConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageGPTConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The paper's model is available by name::
 

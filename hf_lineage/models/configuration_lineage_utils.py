@@ -5,6 +5,7 @@ same-folder siblings.
 """
 
 import difflib
+import sys
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -63,6 +64,43 @@ def check_known_kwargs(config, kwargs: dict) -> None:
     own = [name for name in known if name not in {f.name for f in fields(PreTrainedConfig)}]
     raise ValueError(f"{config_class.__name__} ({config_class.model_type}) has no field {', '.join(hints)}; its own "
                      f"fields are: {', '.join(own)}")
+
+
+class RegisteredPipelinesMixin:
+    """Every lineage config: a pipeline that a saved folder names (``custom_pipelines``) and that is also registered
+    with transformers in this process is left out of the config when it is loaded.
+
+    A saved QA model names hf_lineage's question-answering pipeline in ``custom_pipelines`` and carries its file, so
+    without hf_lineage ``pipeline("question-answering", model=folder, trust_remote_code=True)`` builds it. After
+    ``import hf_lineage`` the same pipeline is registered for the task, but transformers' ``pipeline()`` reads the
+    folder's entry first and asks for ``trust_remote_code``; without the entry the registered pipeline serves the
+    folder (and a model loaded from it) as it serves transformers' own BERT. Saving writes the entry again."""
+
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        return super().from_dict(without_registered_pipelines(config_dict), **kwargs)
+
+
+def without_registered_pipelines(config_dict: dict) -> dict:
+    """``config_dict`` without the ``custom_pipelines`` entries whose class transformers' ``PIPELINE_REGISTRY``
+    already serves for the task (same file and class name); the dict itself when there are none."""
+    custom = config_dict.get("custom_pipelines") or {}
+    # Not imported: nothing is registered (importing the pipelines for every config load would cost seconds).
+    registry = getattr(sys.modules.get("transformers.pipelines"), "PIPELINE_REGISTRY", None)
+    if not custom or registry is None:
+        return config_dict
+
+    def registered(task, entry) -> bool:
+        impl = registry.supported_tasks.get(task, {}).get("impl")
+        return impl is not None and f"{impl.__module__.rsplit('.', 1)[-1]}.{impl.__name__}" == entry.get("impl")
+
+    kept = {task: entry for task, entry in custom.items() if not registered(task, entry)}
+    if len(kept) == len(custom):
+        return config_dict
+    config_dict = {key: value for key, value in config_dict.items() if key != "custom_pipelines"}
+    if kept:
+        config_dict["custom_pipelines"] = kept
+    return config_dict
 
 
 class NamedSizesMixin:

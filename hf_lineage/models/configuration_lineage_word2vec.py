@@ -12,13 +12,18 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    RegisteredPipelinesMixin,
+    TaskHeadConfigMixin,
+    check_task_fields,
+)
 
 ARCHITECTURES = ("skipgram", "cbow")
 
 
 @strict
-class LineageWord2VecConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageWord2VecConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Named configurations::
 

@@ -16,8 +16,10 @@ Two ways reach it through ``pipeline("question-answering", ...)``:
   ``pipeline("question-answering", model=folder, trust_remote_code=True)`` builds it without hf_lineage installed,
   from the folder or its Hub copy.
 
-``hf_lineage.tasks.question_answering.question_answering_pipeline(folder)`` builds it for a folder without remote
-code (a saved folder names its pipeline, and transformers then asks for ``trust_remote_code``).
+With hf_lineage imported, the first way serves a saved folder too, without ``trust_remote_code``: a lineage config
+leaves the folder's entry out on loading when the registered pipeline is this one (``RegisteredPipelinesMixin`` in
+``configuration_lineage_utils.py``). ``hf_lineage.tasks.question_answering.question_answering_pipeline(folder)``
+builds it directly.
 
 Encoding: question first, as every family reads it (GPT: ``<s> question $ passage <e>``; a causal model must
 have read the question before the passage). Fast tokenizers (every family's, ELMo's ``LineageElmoTokenizerFast``

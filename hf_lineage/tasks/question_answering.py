@@ -42,8 +42,9 @@ answer must be a run of whole (whitespace-separated) words of the passage, as in
 
 Outputs: ``eval_predictions.json`` (id → answer), ``eval_nbest_predictions.json``, ``eval_shortcut_predictions.json``;
 ``--do_predict`` ``predict_predictions.json`` / ``predict_nbest_predictions.json``. The saved folder works with
-``pipeline("question-answering", model=folder, trust_remote_code=True)`` (transformers 5 dropped that pipeline:
-the folder carries hf_lineage's, as every saved lineage QA model does) or ``question_answering_pipeline(folder)``.
+``pipeline("question-answering", model=folder)`` after ``import hf_lineage``, and without hf_lineage with
+``trust_remote_code=True`` (transformers 5 dropped that pipeline: the folder carries hf_lineage's, as every saved
+lineage QA model does), or ``question_answering_pipeline(folder)``.
 """
 
 from __future__ import annotations

@@ -20,9 +20,12 @@ from pathlib import Path
 
 import datasets
 import transformers
+from huggingface_hub import ModelCard
 from transformers import AutoConfig, AutoTokenizer, set_seed
 
 from ..data.gpt_tasks import add_gpt_task_tokens, set_gpt_task_template
+from ..models.card_lineage_utils import (card_data, hub_dataset_ids, hub_id, model_index_results, pipeline_tag,
+                                         public_name)
 from ..registry import FAMILIES, Family, family_classes, family_of_config, family_of_model_type
 from .recipe_arguments import TASK_NAMES, DataTrainingArguments, ModelArguments, check_actions
 from .splits import Split
@@ -217,18 +220,27 @@ def paper_of(model_type: str) -> str:
 
 
 def model_card(info: dict, results: dict, args) -> str:
-    """Markdown with a YAML header: base model, family, task, data, the run's metrics, training settings, use."""
+    """Markdown with a YAML header (the Hub's metadata: license, datasets and base model as Hub ids only, language,
+    pipeline tag, tags, the run's evaluation metrics as ``model-index``): base model, family, task, data, the run's
+    metrics, training settings, use."""
     base = info.get("base_model", "")
     model_type = info.get("model_type", "")
     task = info.get("task", "")
-    tags = ["hf-lineage", model_type, task.replace("_", "-")]
-    header = ["---", "library_name: transformers", "tags:", *[f"- {t}" for t in tags if t]]
-    if base and not os.path.isdir(base):
-        header.append(f"base_model: {base}")
-    if info.get("dataset_name"):
-        header += ["datasets:", f"- {info['dataset_name']}"]
-    header.append("---")
-    data_rows = "\n".join(f"| {split} | `{split_info['source']}` | {split_info['examples']:,} |"
+    auto_class = info.get("auto_class", "AutoModel")
+    sources = [info["dataset_name"]] if info.get("dataset_name") else [
+        split_info["source"] for split_info in info.get("data", {}).values()]
+    hub_datasets = hub_dataset_ids(sources)
+    validation = info.get("data", {}).get("validation", {}).get("source", "")
+    # model-index names the evaluation data: its Hub id (and configuration), or the local file's name.
+    dataset_id = hub_datasets[0] if hub_datasets else "local"
+    dataset_name = ("/".join(filter(None, [dataset_id, info.get("dataset_config_name")])) if hub_datasets
+                    else os.path.basename(validation.split(" ")[0]) or "local data")
+    evaluation = model_index_results(results, pipeline_tag(auto_class) or task, dataset_id, dataset_name,
+                                     info.get("dataset_config_name"))
+    data = card_data(model_type, auto_class, base_model=base, datasets=hub_datasets, language=base_languages(base),
+                     model_name=Path(args.output_dir).name, eval_results=evaluation, tags=[task.replace("_", "-")])
+    header = ["---", data.to_yaml(), "---"]
+    data_rows = "\n".join(f"| {split} | `{public_name(split_info['source'])}` | {split_info['examples']:,} |"
                           for split, split_info in info.get("data", {}).items())
     metric_rows = "\n".join(f"| `{k}` | {v:.4f} |" if isinstance(v, float) else f"| `{k}` | {v} |"
                             for k, v in sorted(results.items()) if "runtime" not in k and "per_second" not in k)
@@ -238,13 +250,12 @@ def model_card(info: dict, results: dict, args) -> str:
         "seed": args.seed, **info.get("settings", {}),
     }
     setting_rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in settings.items())
-    auto_class = info.get("auto_class", "AutoModel")
     return "\n".join(header) + f"""
 
 # {Path(args.output_dir).name}
 
 A `{model_type}` model fine-tuned for {TASK_NAMES.get(task, task)} with hf_lineage's `recipes/{task}.py`
-recipe. Base model: `{base}`.
+recipe. Base model: {f"`{base}`" if hub_id(base) else f"a local checkpoint, `{public_name(base)}`"}.
 
 Paper: {paper_of(model_type)}
 
@@ -277,16 +288,26 @@ tokenizer = AutoTokenizer.from_pretrained("<this folder or repo>")
 """
 
 
-def card_data(splits: dict[str, Split], data_args: DataTrainingArguments) -> dict:
+def base_languages(base: str) -> list[str]:
+    """The languages of a base model in a local folder, from its card's metadata (a fine-tuned model reads what its
+    base read); none for a Hub id, whose card is not fetched for this."""
+    card = os.path.join(base or "", "README.md")
+    if not os.path.isfile(card):
+        return []
+    language = ModelCard.load(card).data.language or []
+    return [language] if isinstance(language, str) else list(language)
+
+
+def split_card_data(splits: dict[str, Split], data_args: DataTrainingArguments) -> dict:
     return {"data": {name: {"source": split.source, "examples": len(split.dataset)} for name, split in splits.items()},
-            "dataset_name": data_args.dataset_name}
+            "dataset_name": data_args.dataset_name, "dataset_config_name": data_args.dataset_config_name}
 
 
 def card_info(task: str, model_args: ModelArguments, data_args: DataTrainingArguments, config,
               splits: dict[str, Split], auto_class, **settings) -> dict:
     """What the model card says of a run (``model_card``): base model, family, task, data and ``settings``."""
     return {"base_model": model_args.model_name_or_path, "model_type": config.model_type, "task": task,
-            "auto_class": getattr(auto_class, "__name__", auto_class), **card_data(splits, data_args),
+            "auto_class": getattr(auto_class, "__name__", auto_class), **split_card_data(splits, data_args),
             "settings": settings}
 
 

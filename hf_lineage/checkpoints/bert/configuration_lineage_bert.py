@@ -11,6 +11,7 @@ from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
     NamedSizesMixin,
+    RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
     check_pair_encoding,
     check_pruned_heads,
@@ -20,7 +21,7 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageBertConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageBertConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Sizes of the paper's models are available by name::
 

@@ -30,7 +30,12 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    RegisteredPipelinesMixin,
+    TaskHeadConfigMixin,
+    check_task_fields,
+)
 
 # The character CNN of every published ELMo: 2048 filters of widths 1-7 (bilm-tf's options.json).
 PUBLISHED_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -39,7 +44,7 @@ SOFTMAX_TYPES = ("full", "sampled", "adaptive")
 
 
 @strict
-class LineageElmoConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageElmoConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The published models are available by name::
 

@@ -21,11 +21,16 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    RegisteredPipelinesMixin,
+    TaskHeadConfigMixin,
+    check_task_fields,
+)
 
 
 @strict
-class LineageNNLMConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageNNLMConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     The rows of the paper's Brown table are available by name (Table 1 of Bengio et al. 2003, JMLR; the paper's
     test perplexities in the comments)::

@@ -15,6 +15,7 @@ from transformers import PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import ModelOutput
 
+from .card_lineage_utils import keep_lineage_card, model_card
 from .configuration_lineage_utils import check_pruned_heads
 
 
@@ -24,7 +25,8 @@ class LineagePreTrainedModel(PreTrainedModel):
     What it adds to transformers' base is what makes a saved folder self-sufficient: ``save_pretrained`` writes an
     ``auto_map`` for *every* Auto class of the family (not only the one the saved class was registered under), so
     ``AutoModelForMaskedLM.from_pretrained(folder, trust_remote_code=True)`` works on a folder saved from the
-    pre-training model, and it writes a model card when the folder has none.
+    pre-training model, and it writes a model card when the folder has none, which ``push_to_hub`` uploads in place of
+    transformers' generic card (``card_lineage_utils``).
 
     Losses: heads whose loss is a sum over labelled items divided by ``num_items_in_batch`` (token-level heads) take
     it from Trainer or the engine, so gradient accumulation equals one big batch. Heads whose loss is a per-batch
@@ -51,6 +53,10 @@ class LineagePreTrainedModel(PreTrainedModel):
             with open(card, "w", encoding="utf-8") as f:
                 f.write(model_card(self))
 
+    def _upload_modified_files(self, working_dir, repo_id, *args, **kwargs):
+        # push_to_hub's last step before the upload, after it wrote its own card over ours (in every transformers 5).
+        keep_lineage_card(os.path.join(working_dir, "README.md"), self, repo_id)
+        return super()._upload_modified_files(working_dir, repo_id, *args, **kwargs)
 
     def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """Remove attention heads, ``{layer: [head, ...]}`` in the original numbering (as transformers 4.x's
@@ -124,51 +130,6 @@ def pruned_linear(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Lin
         bias = layer.bias.detach() if dim == 1 else layer.bias.detach()[index]
         new.bias = nn.Parameter(bias.clone(), requires_grad=requires_grad)
     return new
-
-
-def model_card(model) -> str:
-    """A short model card: what the model is, its sizes, and how to load it with or without hf_lineage."""
-    config = model.config
-    sizes = {
-        k: v
-        for k, v in config.to_diff_dict().items()
-        if isinstance(v, (int, float, str, bool)) and not k.startswith("_") and k not in ("transformers_version",)
-    }
-    rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in sorted(sizes.items()))
-    base = getattr(config, "_name_or_path", "") or "trained from scratch"
-    n_params = sum(p.numel() for p in model.parameters())
-    return f"""---
-library_name: transformers
-tags:
-- hf-lineage
-- {config.model_type}
----
-
-# {type(model).__name__}
-
-A `{config.model_type}` model from [hf_lineage](https://pypi.org/project/hf-lineage/): the lineage of NLP
-pretraining as Hugging Face models. {n_params:,} parameters. Base model: {base}.
-
-Paper: {getattr(config, "paper", None) or "see the hf_lineage documentation"}
-
-## Use
-
-```python
-# with hf_lineage installed
-import hf_lineage
-from transformers import AutoModel, AutoTokenizer
-model = AutoModel.from_pretrained("<this folder or repo>")
-
-# without it: the modeling code ships with the weights
-model = AutoModel.from_pretrained("<this folder or repo>", trust_remote_code=True)
-```
-
-## Configuration
-
-| field | value |
-|---|---|
-{rows}
-"""
 
 
 def check_ids_in_range(ids: torch.Tensor, upper: int, name: str, config_field: str) -> None:

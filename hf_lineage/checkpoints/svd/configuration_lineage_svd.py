@@ -12,11 +12,16 @@ from typing import ClassVar
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
-from .configuration_lineage_utils import NamedSizesMixin, TaskHeadConfigMixin, check_task_fields
+from .configuration_lineage_utils import (
+    NamedSizesMixin,
+    RegisteredPipelinesMixin,
+    TaskHeadConfigMixin,
+    check_task_fields,
+)
 
 
 @strict
-class LineageSvdConfig(NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageSvdConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
     r"""
     Named configurations::
 
