@@ -16,8 +16,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
-# Links to pages that other work in flight adds (issue 43: sharing on the Hub); the link is right once it lands.
-PENDING = {ROOT / "docs" / "hub.md"}
 
 
 def _rel(page: Path) -> str:
@@ -223,6 +221,6 @@ def test_every_relative_link_leads_to_a_file(page):
         if re.match(r"[a-z]+:", target) or target.startswith("#"):
             continue
         path = (page.parent / target.split("#", 1)[0]).resolve()
-        if not path.exists() and path not in PENDING:
+        if not path.exists():
             broken.append(target)
     assert broken == []
