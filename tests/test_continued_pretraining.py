@@ -107,7 +107,8 @@ def test_a_fresh_run_starts_near_ln_vocabulary(corpus, bases, tmp_path):
                  "--tokenizer", str(base), *BASES["gpt"][:8]]) == 0
     vocabulary = json.loads((out / "config.json").read_text())["vocab_size"]
     assert evaluations(out)[0]["eval_loss"] == pytest.approx(math.log(vocabulary), abs=0.15)
-    assert evaluations(out)[0]["eval_loss"] > json.loads((base / "train_results.json").read_text())["eval"]["loss"] + 0.5
+    base_loss = json.loads((base / "train_results.json").read_text())["eval"]["loss"]
+    assert evaluations(out)[0]["eval_loss"] > base_loss + 0.5
 
 
 def test_an_interrupted_continued_run_resumes_bit_identically(corpus, bases, tmp_path):
@@ -232,7 +233,7 @@ def test_a_transformers_bert_folder_is_continued_through_the_converter(corpus, t
     ("bert", "{gpt}", [], "holds a lineage-gpt model; `hf-lineage pretrain bert` continues a lineage-bert model"),
     ("gpt", "{root}/no/such/folder", [], "no such folder"),
     ("gpt", "no-such-user/no-such-model", [], "the Hub model no-such-user/no-such-model could not be fetched"),
-    ("gpt", "{root}", [], "holds no config.json"),
+    ("gpt", "{root}", [], "the folder holds no config.json"),
     ("gpt", "{gpt}", ["--tokenizer", "{gpt}"], "keeps that model's tokenizer and config: drop --tokenizer"),
     ("gpt", "{gpt}", ["--vocab-size", "100"], "drop --vocab-size"),
     ("gpt", "{gpt}", ["--config", "tiny"], "drop --config"),

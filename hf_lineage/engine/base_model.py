@@ -45,7 +45,6 @@ class BaseModel:
     tokenizer: Any
     config: Any  # the run's: the base's, with the --set overrides that keep its weights' shapes
     init_from: str  # as given: a folder or a Hub id
-    folder: Path  # where it was read (a Hub id's local snapshot)
     converted_from: str | None  # "transformers BertForPreTraining" when converted on load
     newly_initialised: list[str]  # weights of the pre-training heads the base did not hold
 
@@ -73,18 +72,20 @@ def check_continuable(args, given) -> None:
         raise PretrainError(f"--init-from {args.init_from} keeps that model's tokenizer and config: drop {flags}")
 
 
-def locate(init_from: str) -> Path:
-    """The local folder of ``init_from``: a folder, or a Hub id downloaded (or found in the cache)."""
+def read_config(init_from: str) -> tuple[str, dict]:
+    """(where the base loads from, its config.json): a folder, or a Hub id, whose config.json alone is fetched here
+    (transformers' ``from_pretrained`` then fetches only the files it loads, not a repository's every format)."""
     path = Path(init_from).expanduser()
     if path.is_dir():
-        return path
-    looks_like_a_path = init_from.startswith(("/", ".", "~")) or len(Path(init_from).parts) > 2 or path.exists()
-    if looks_like_a_path:
+        if not (path / "config.json").is_file():
+            raise PretrainError(f"--init-from {init_from}: the folder holds no config.json (not a saved model)")
+        return str(path), json.loads((path / "config.json").read_text())
+    if init_from.startswith(("/", ".", "~")) or len(Path(init_from).parts) > 2 or path.exists():
         raise PretrainError(f"--init-from {init_from}: no such folder")
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import hf_hub_download
 
     try:
-        return Path(snapshot_download(repo_id=init_from))
+        return init_from, json.loads(Path(hf_hub_download(init_from, "config.json")).read_text())
     except Exception as error:  # offline, no such repository, an invalid id: all say the same to the user
         reason = " ".join(str(error).split())[:300]
         raise PretrainError(f"--init-from {init_from}: no such folder here, and the Hub model {init_from} could not "
@@ -96,19 +97,16 @@ def load_base(args, objective, given) -> BaseModel:
     the run's (settled) arguments; ``given``: the options the command line gave."""
     from transformers import AutoTokenizer
 
-    folder = locate(args.init_from)
-    config_file = folder / "config.json"
-    if not config_file.is_file():
-        raise PretrainError(f"--init-from {args.init_from}: {folder} holds no config.json (not a saved model)")
-    model_type = json.loads(config_file.read_text()).get("model_type")
+    source, saved_config = read_config(args.init_from)
+    model_type = saved_config.get("model_type")
     family = family_of_model_type(model_type or "")
     _, modeling = family_classes(args.family)
     model_class = getattr(modeling, objective.model_class_name)
     converted_from = None
     if family == args.family:
-        model, info = model_class.from_pretrained(folder, dtype=torch.float32, output_loading_info=True)
+        model, info = model_class.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
     elif args.family in TRANSFORMERS_BASES and model_type == TRANSFORMERS_BASES[args.family][0]:
-        model, info, converted_from = _converted(args.family, folder)
+        model, info, converted_from = _converted(args.family, source)
     else:
         accepted = f"a lineage-{args.family} model" + (
             f" or transformers' {TRANSFORMERS_BASES[args.family][1]} ({TRANSFORMERS_BASES[args.family][0]})"
@@ -117,26 +115,26 @@ def load_base(args, objective, given) -> BaseModel:
         raise PretrainError(f"--init-from {args.init_from} holds a {model_type or 'model of unknown type'} model; "
                             f"`hf-lineage pretrain {args.family}` continues {accepted}{hint}")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+        tokenizer = AutoTokenizer.from_pretrained(source)
     except (OSError, ValueError) as error:
         raise PretrainError(f"--init-from {args.init_from}: its tokenizer does not load ({error})") from None
     if len(tokenizer) > model.config.vocab_size:
         raise PretrainError(f"--init-from {args.init_from}: its tokenizer has {len(tokenizer)} tokens, more than the "
                             f"model's vocab_size {model.config.vocab_size}")
-    base = BaseModel(model, tokenizer, None, args.init_from, folder, converted_from, sorted(set(info["missing_keys"])))
+    base = BaseModel(model, tokenizer, None, args.init_from, converted_from, sorted(set(info["missing_keys"])))
     default_sequence_length(args, base, given)
     base.config = continued_config(args, objective, base)
     return base
 
 
-def _converted(family: str, folder: Path):
-    """transformers' own model of ``family`` in ``folder``, as the lineage model (``convert.from_transformers``)."""
+def _converted(family: str, source: str):
+    """transformers' own model of ``family`` at ``source``, as the lineage model (``convert.from_transformers``)."""
     import transformers
 
     from ..convert import from_transformers
 
     class_name = TRANSFORMERS_BASES[family][1]
-    source, info = getattr(transformers, class_name).from_pretrained(folder, dtype=torch.float32,
+    source, info = getattr(transformers, class_name).from_pretrained(source, dtype=torch.float32,
                                                                      output_loading_info=True)
     model = from_transformers(source)
     model.config._name_or_path = source.config._name_or_path
