@@ -255,3 +255,26 @@ def test_a_bad_base_is_refused_before_anything_is_written(family, init_from, ext
     error = capsys.readouterr().err
     assert "hf-lineage pretrain: error: --" in error and message in error, error
     assert not out.exists()
+
+
+def test_a_base_without_pretraining_heads_gets_new_ones_and_says_so(corpus, bases, tmp_path, capsys):
+    """A fine-tuned (or bare encoder) folder continues too, as run_mlm.py's would: the encoder's weights are loaded,
+    the heads it lacks are newly initialised, and the command names them."""
+    from transformers import AutoTokenizer
+
+    from hf_lineage import LineageBertModel
+
+    base = bases("bert")
+    encoder = LineageBertModel.from_pretrained(base)
+    encoder.save_pretrained(tmp_path / "encoder")
+    AutoTokenizer.from_pretrained(base).save_pretrained(tmp_path / "encoder")
+    out = tmp_path / "continued"
+    assert main(["bert", "--init-from", str(tmp_path / "encoder"), *data(corpus, validation=False), "--output-dir",
+                 str(out), *COMMON, "--max-steps", "1"]) == 0
+    note = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("note: "))
+    assert "cls.seq_relationship.weight" in note and "newly initialised" in note
+    assert "bert.embeddings.word_embeddings.weight" not in note
+    trained, original = (load_file(str(f / "model.safetensors")) for f in (out, base))
+    # One step moved the weights a little, the loaded encoder's embeddings stay close to the base's.
+    embeddings = "bert.embeddings.word_embeddings.weight"
+    assert (trained[embeddings] - original[embeddings]).abs().max() < 0.05
