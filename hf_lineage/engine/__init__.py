@@ -64,7 +64,7 @@ def pretrain(args: PretrainArguments) -> str:
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)
     tokenizer, config, train_examples, eval_examples = load_data(args, objective, accelerator, output_dir, base)
-    model = continued_model(objective, base) if base else build_model(args.family, objective, config)
+    model = continued_model(objective, args, base) if base else build_model(args.family, objective, config)
     loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
     plan = plan_training(args, loaders.train, accelerator.num_processes)
     accelerator.print(describe_run(args, model, plan, accelerator, base), flush=True)

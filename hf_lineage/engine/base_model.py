@@ -41,7 +41,7 @@ PROVENANCE_KEYS = ("architectures", "auto_map", "transformers_version", "_name_o
 class BaseModel:
     """The model a continued run starts from, with its tokenizer."""
 
-    model: Any
+    model: Any  # None once continued_model has handed its weights to the run
     tokenizer: Any
     config: Any  # the run's: the base's, with the --set overrides that keep its weights' shapes
     init_from: str  # as given: a folder or a Hub id
@@ -49,11 +49,11 @@ class BaseModel:
     newly_initialised: list[str]  # weights of the pre-training heads the base did not hold
 
     def describe(self) -> str:
-        return (f"continuing {self.model.config.model_type} from {self.init_from}"
+        return (f"continuing {self.config.model_type} from {self.init_from}"
                 + (f" (converted from {self.converted_from})" if self.converted_from else ""))
 
     def record(self) -> dict:
-        """What the pretraining record says of the base."""
+        """What the pretraining record says of the base: ``init_from`` as given, ``converted_from`` when converted."""
         return {"init_from": self.init_from, **({"converted_from": self.converted_from} if self.converted_from else {})}
 
 
@@ -173,10 +173,15 @@ def _changes_weights(model, name: str, value) -> bool:
     return shapes(other) != shapes(model)
 
 
-def continued_model(objective, base: BaseModel):
-    """The base's weights in a model built from the run's config (the base's, perhaps with new dropouts)."""
-    model = type(base.model)(base.config)
-    model.load_state_dict(base.model.state_dict())
+def continued_model(objective, args, base: BaseModel):
+    """The model the run trains: the loaded base itself, or, when ``--set`` changed its config (a dropout), its
+    weights in a model built from the run's config (modules read their config when built). The base lets go of it:
+    one copy of the weights for the run."""
+    model, base.model = base.model, None
+    if args.overrides:
+        rebuilt = type(model)(base.config)
+        rebuilt.load_state_dict(model.state_dict())
+        model = rebuilt
     objective.init_model(model)
     if base.newly_initialised:
         print(f"note: {base.init_from} has no {', '.join(base.newly_initialised)}: newly initialised",

@@ -54,8 +54,7 @@ def pretraining_record(run, state: dict, outcome) -> dict:
     model = run.accelerator.unwrap_model(run.model)
     start = next((entry for entry in state["log_history"] if entry["step"] == 0), None)
     return {
-        "family": args.family, "init_from": args.init_from,
-        **({"converted_from": run.base.converted_from} if run.base is not None and run.base.converted_from else {}),
+        "family": args.family, **(run.base.record() if run.base is not None else {"init_from": None}),
         "config": None if args.init_from else args.config, "overrides": args.overrides, "seed": args.seed,
         "corpus": {"files": list(args.train_file or []), "dataset": args.dataset_name,
                    "validation_files": list(args.validation_file or []), "train_words": corpus_words},
