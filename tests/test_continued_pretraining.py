@@ -278,3 +278,29 @@ def test_a_base_without_pretraining_heads_gets_new_ones_and_says_so(corpus, base
     # One step moved the weights a little, the loaded encoder's embeddings stay close to the base's.
     embeddings = "bert.embeddings.word_embeddings.weight"
     assert (trained[embeddings] - original[embeddings]).abs().max() < 0.05
+
+
+def test_a_hub_id_continues_from_the_hub_cache(corpus, bases, tmp_path, monkeypatch, capsys):
+    """A Hub id is fetched as transformers fetches it, offline from the cache here (the only offline way): the run
+    is the same as from the folder itself, and the record names the id."""
+    import shutil
+
+    import huggingface_hub
+
+    base = bases("gpt")
+    revision = "0" * 40
+    repository = tmp_path / "hub" / "models--someone--tiny-gpt"
+    shutil.copytree(base, repository / "snapshots" / revision)
+    (repository / "refs").mkdir()
+    (repository / "refs" / "main").write_text(revision)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    runs = {}
+    for name, init_from in (("hub", "someone/tiny-gpt"), ("folder", str(base))):
+        runs[name] = tmp_path / f"from-{name}"
+        assert main(["gpt", "--init-from", init_from, *data(corpus), "--output-dir", str(runs[name]), *COMMON,
+                     "--max-steps", "1"]) == 0
+    assert "continuing lineage-gpt from someone/tiny-gpt: " in capsys.readouterr().out
+    assert record(runs["hub"])["init_from"] == "someone/tiny-gpt"
+    a, b = (load_file(str(f / "model.safetensors")) for f in runs.values())
+    assert all(torch.equal(a[k], b[k]) for k in a)
