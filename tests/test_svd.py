@@ -316,6 +316,11 @@ def test_the_causal_lm_head_on_the_vectors_generates(saved):
     lm = AutoModelForCausalLM.from_pretrained(out).eval()
     assert torch.equal(lm.svd.word_vectors.weight, model.word_vectors.weight)
     prompt = tokenizer(["the city of"], return_tensors="pt")
+    # The svd checkpoint has no LM head: generating from the fresh one is refused until it has been trained.
+    with pytest.raises(ValueError, match="never been trained"):
+        lm.generate(**prompt, max_new_tokens=3, do_sample=False)
+    loss = lm(**prompt, labels=prompt["input_ids"]).loss
+    assert torch.isfinite(loss)
+    loss.backward()  # a training step reaches lm_head: the head counts as trained
     generated = lm.generate(**prompt, max_new_tokens=3, do_sample=False)
     assert generated.shape == (1, prompt["input_ids"].shape[1] + 3)
-    assert torch.isfinite(lm(**prompt, labels=prompt["input_ids"]).loss)

@@ -130,7 +130,12 @@ class LineageElmoCharacterEncoder(nn.Module):
                                       ("normal", math.sqrt(1.0 / n_filters)))
 
     def forward(self, char_ids):
-        x = self.char_embedding(char_ids).transpose(1, 2)  # (N, E, chars): Conv1d convolves over the last axis
+        return self.words_from_characters(self.char_embedding(char_ids))
+
+    def words_from_characters(self, x):
+        """(N, chars, E) character vectors → (N, P): everything after the embedding (what checkpointing recomputes;
+        its input needs a gradient, which the ids before the embedding cannot have)."""
+        x = x.transpose(1, 2)  # (N, E, chars): Conv1d convolves over the last axis
         # Max over positions, then the activation (bilm-tf's order; both are monotone, so either order is equal).
         x = torch.cat([self.activation(conv(x).amax(dim=-1)) for conv in self.convs], dim=-1)  # (N, n_filters)
         for highway in self.highways:
@@ -220,6 +225,12 @@ class LineageElmoLSTMLayer(nn.LSTM):
         return torch.stack(outputs, dim=1), (h, c) if last is None else (final_h, final_c)  # (B, T, P)
 
 
+def run_layer(layer, inputs, h=None, c=None, lengths=None):
+    """One LSTM layer with flat arguments and outputs (what gradient checkpointing passes through)."""
+    out, (h, c) = layer(inputs, None if h is None else (h, c), lengths)
+    return out, h, c
+
+
 def reverse_padded(x, lengths):
     """Reverse each row's first ``lengths[b]`` positions, leaving the padding after them in place: (B, T, ...) →
     (B, T, ...). Applied twice it is the identity. The backward LSTM runs over the reversed rows, so it starts at
@@ -253,17 +264,34 @@ class LineageElmoBiLM(nn.Module):
         self.forward_layers = nn.ModuleList(LineageElmoLSTMLayer(P, config) for _ in range(config.num_lstm_layers))
         self.backward_layers = nn.ModuleList(LineageElmoLSTMLayer(P, config) for _ in range(config.num_lstm_layers))
         self.dropout = nn.Dropout(config.dropout)
+        # Set by transformers' gradient_checkpointing_enable: the character CNN's activations (every filter at
+        # every character: most of the biLM's memory in training) and each LSTM layer's (its gates at every step)
+        # are recomputed in the backward pass instead of kept.
+        self.gradient_checkpointing = False
 
     def token_layer(self, input_ids, char_ids, mask):
         """Context-independent vectors (B, T, P); padded positions are zeros and cost no CNN work."""
         if not self.config.use_char_inputs:
             return self.word_embeddings(input_ids) * mask[..., None]
         B, T, chars = char_ids.shape
+        if torch.compiler.is_compiling():
+            # Compiled or exported: every position through the CNN, padding zeroed after — selecting the real
+            # tokens gives a shape that depends on the mask's values, which a graph with dynamic shapes cannot hold.
+            return self.encode_characters(char_ids.reshape(-1, chars)).view(B, T, -1) * mask[..., None]
         flat_mask = mask.reshape(-1)
-        real = self.char_encoder(char_ids.reshape(-1, chars)[flat_mask])  # (n_real, P): only real tokens
+        real = self.encode_characters(char_ids.reshape(-1, chars)[flat_mask])  # (n_real, P): only real tokens
         out = real.new_zeros(B * T, real.shape[-1])
         out[flat_mask] = real
         return out.view(B, T, -1)
+
+    def checkpointing(self) -> bool:
+        return self.gradient_checkpointing and self.training and torch.is_grad_enabled()
+
+    def encode_characters(self, char_ids):
+        if self.checkpointing():
+            encoder = self.char_encoder
+            return self._gradient_checkpointing_func(encoder.words_from_characters, encoder.char_embedding(char_ids))
+        return self.char_encoder(char_ids)
 
     def run_direction(self, layers, x, state=None, lengths=None):
         """Run a stack over (B, T, P) inputs: bilm-tf's dropout on each layer's input, the residual connection
@@ -272,7 +300,13 @@ class LineageElmoBiLM(nn.Module):
         outputs, hs, cs = [], [], []
         for k, layer in enumerate(layers):
             inputs = self.dropout(x)
-            x, (h, c) = layer(inputs, None if state is None else (state[0][k], state[1][k]), lengths)
+            start = None if state is None else (state[0][k], state[1][k])
+            if self.checkpointing():
+                # Flat tensors in and out: the re-entrant checkpoint passes only tensors through.
+                x, h, c = self._gradient_checkpointing_func(run_layer, layer, inputs, *(start or (None, None)),
+                                                            lengths)
+            else:
+                x, (h, c) = layer(inputs, start, lengths)
             if k > 0 and self.config.use_skip_connections:
                 x = x + inputs
             outputs.append(x)
@@ -319,6 +353,7 @@ class LineageElmoPreTrainedModel(LineagePreTrainedModel):
     base_model_prefix = "elmo"
     main_input_name = "input_ids"
     _no_split_modules = ["LineageElmoBiLM"]
+    supports_gradient_checkpointing = True  # the biLM's LSTM layers (LineageElmoBiLM.gradient_checkpointing)
     # The word → characters table of the language-model heads is not part of the base model.
     _keys_to_ignore_on_load_unexpected = [r"vocabulary_char_ids"]
 
@@ -391,6 +426,14 @@ class LineageElmoModelOutput(ModelOutput):
     backward_state: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
+def bilm_layers(token, outputs, mask):
+    """The biLM's L + 1 layers, each (B, T, 2P) with zeros at padding: the token layer duplicated to the biLSTM's
+    width (as in the paper), then each layer's [forward; backward]."""
+    keep = mask[..., None].to(token.dtype)
+    layers = [torch.cat([token, token], dim=-1)]
+    return layers + [torch.cat([f, b], dim=-1) * keep for f, b in zip(outputs["forward"], outputs["backward"])]
+
+
 def check_elmo_inputs(config, input_ids, char_ids, attention_mask):
     """Validate the inputs of every ELMo model; returns the (B, T) bool mask. Raises ValueError naming the problem."""
     if config.use_char_inputs:
@@ -421,9 +464,14 @@ def check_elmo_inputs(config, input_ids, char_ids, attention_mask):
         return torch.ones(shape, dtype=torch.bool, device=input_ids.device)
     check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
     mask = attention_mask.bool()
-    if bool((mask[:, 1:] & ~mask[:, :-1]).any()):
-        raise ValueError("ELMo needs right padding (each row's real tokens first): the backward LSTM starts at the "
-                         "last real token. Use padding_side='right'.")
+    # Right-padded: no real token after a padded one, i.e. the mask equals its running product along the row.
+    right_padded = (mask.long().cumprod(dim=1) == mask.long()).all()
+    message = ("ELMo needs right padding (each row's real tokens first): the backward LSTM starts at the last real "
+               "token. Use padding_side='right'.")
+    if torch.compiler.is_compiling():  # reading the answer back would break the graph: a device assertion instead
+        torch._assert_async(right_padded, message)
+    elif not bool(right_padded):
+        raise ValueError(message)
     return mask
 
 
@@ -560,10 +608,7 @@ class LineageElmoModel(LineageElmoPreTrainedModel):
                                                backward_state=backward_state, final_states=want_states)
         if self.config.stateful:
             self.store_states(states)
-        keep = mask[..., None].to(token.dtype)
-        layers = [torch.cat([token, token], dim=-1)]  # the token layer, duplicated to the biLSTM's width
-        layers += [torch.cat([f, b], dim=-1) * keep for f, b in zip(outputs["forward"], outputs["backward"])]
-        return layers, mask, (states if want_states else None)
+        return bilm_layers(token, outputs, mask), mask, (states if want_states else None)
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, return_dict=None, forward_state=None,
                 backward_state=None, return_state=None, **kwargs):
@@ -666,13 +711,16 @@ class LineageElmoSoftmax(nn.Module):
 class LineageElmoPreTrainingOutput(ModelOutput):
     """``loss`` = forward LM loss + backward LM loss (each a mean over the predicted tokens); ``logits`` (B, T, V)
     of the forward LM (position t scores token t + 1) and ``backward_logits`` (position t scores token t − 1),
-    returned in eval mode or without labels (training skips the (B, T, V) tensors where the softmax allows)."""
+    returned in eval mode or without labels (training skips the (B, T, V) tensors where the softmax allows).
+    ``hidden_states`` (with ``output_hidden_states``): the biLM's L + 1 layers as ``LineageElmoModel`` returns them,
+    each (B, T, 2P). There is no attention (no ``attentions``)."""
 
     loss: torch.Tensor | None = None
     forward_loss: torch.Tensor | None = None
     backward_loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     backward_logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
 def forward_targets(labels):
@@ -760,11 +808,14 @@ class LineageElmoForPreTraining(LineageElmoLanguageModel):
         self.post_init()
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, return_dict=None,
-                num_items_in_batch=None, **kwargs):
+                num_items_in_batch=None, output_hidden_states=None, output_attentions=None, **kwargs):
         config = self.config
         char_ids = self._char_ids(input_ids, char_ids)
         mask = check_elmo_inputs(config, input_ids, char_ids, attention_mask)
-        _, outputs, _ = self.elmo.bilm(input_ids, char_ids, mask)
+        token, outputs, _ = self.elmo.bilm(input_ids, char_ids, mask)
+        hidden_states = None
+        if config_flag(output_hidden_states, config.output_hidden_states):
+            hidden_states = tuple(bilm_layers(token, outputs, mask))
         # bilm-tf's dropout on the top layer's output, before the softmax.
         top_forward = self.elmo.bilm.dropout(outputs["forward"][-1])  # (B, T, P)
         top_backward = self.elmo.bilm.dropout(outputs["backward"][-1])
@@ -784,7 +835,8 @@ class LineageElmoForPreTraining(LineageElmoLanguageModel):
         if labels is None or not self.training:
             logits, backward_logits = self.softmax.logits(top_forward), self.softmax.logits(top_backward)
         output = LineageElmoPreTrainingOutput(loss=loss, forward_loss=forward_loss, backward_loss=backward_loss,
-                                              logits=logits, backward_logits=backward_logits)
+                                              logits=logits, backward_logits=backward_logits,
+                                              hidden_states=hidden_states)
         return tuple_or_dict(output, return_dict, config)
 
 
@@ -839,7 +891,8 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
         return bool((input_ids[:, 0] == bos).all()) and bool(torch.isin(input_ids[:, -1], eos).all())
 
     def forward(self, input_ids=None, char_ids=None, attention_mask=None, labels=None, past_key_values=None,
-                use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, cache=None, **kwargs):
+                use_cache=None, return_dict=None, logits_to_keep=0, num_items_in_batch=None, cache=None,
+                output_hidden_states=None, output_attentions=None, **kwargs):
         config = self.config
         use_cache = config_flag(use_cache, config.use_cache)
         state = LSTMStateCache.from_arguments(cache, past_key_values)
@@ -847,13 +900,18 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
         mask = check_elmo_inputs(config, input_ids, char_ids, attention_mask)
         if state is not None and not bool(mask.all()):
             raise ValueError("An LSTM state (cache) can only continue unpadded rows")
-        _, outputs, states = self.elmo.bilm(input_ids, char_ids, mask, directions=("forward",),
+        token, outputs, states = self.elmo.bilm(input_ids, char_ids, mask, directions=("forward",),
                                             forward_state=None if state is None else (state.h, state.c),
                                             # A padded row's state at its last real token, not after its padding;
                                             # training skips that work (the fused LSTM would need a packed
                                             # sequence) and returns the state after the last position.
                                             final_states=use_cache and not self.training)
         hidden = self.elmo.bilm.dropout(outputs["forward"][-1])  # (B, T, P)
+        hidden_states = None
+        if config_flag(output_hidden_states, config.output_hidden_states):
+            # The forward LM's L + 1 layers, each (B, T, P): the token layer, then each LSTM layer.
+            keep = mask[..., None].to(token.dtype)
+            hidden_states = (token, *(x * keep for x in outputs["forward"]))
         loss = None
         # transformers' ``shift_labels`` (labels already aligned with the positions) are used as given.
         targets = kwargs.get("shift_labels")
@@ -874,7 +932,8 @@ class LineageElmoForCausalLM(LSTMStateGenerationMixin, LineageElmoLanguageModel,
         if use_cache:
             h, c = states["forward"]  # (L, B, P), (L, B, C)
             state = LSTMStateCache.advanced(state, h, c, mask.shape[1])
-        output = CausalLMOutputWithPast(loss=loss, logits=logits, **with_cache(state if use_cache else None))
+        output = CausalLMOutputWithPast(loss=loss, logits=logits, hidden_states=hidden_states,
+                                        **with_cache(state if use_cache else None))
         return tuple_or_dict(output, return_dict, config)
 
 

@@ -40,6 +40,7 @@ from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     check_ids_in_range,
     check_same_shape,
+    config_flag,
     tuple_or_dict,
     vocabulary_cross_entropy,
 )
@@ -65,10 +66,15 @@ class LineageNNLMModelOutput(ModelOutput):
 
     ``last_hidden_state`` (B, T, h): the hidden units tanh(d + H·x) (an empty last axis when h = 0).
     ``context_features`` (B, T, (n−1)·m): x, the feature vectors of words t, t−1, ..., t−n+2, most recent first.
+    ``hidden_states`` (with ``output_hidden_states``): ``(x, tanh(d + H·x))``, the input layer and the hidden
+    layer as transformers' BERT returns its embeddings and layers (``(x,)`` when h = 0). ``attentions`` is always
+    None: the NNLM has no attention.
     """
 
     last_hidden_state: torch.Tensor | None = None
     context_features: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
 
 
 class LineageNNLMPreTrainedModel(LineagePreTrainedModel):
@@ -138,9 +144,10 @@ class LineageNNLMModel(LineageNNLMPreTrainedModel):
         start = self.config.context_start_token_id
         if attention_mask is not None:
             input_ids = input_ids.masked_fill(attention_mask == 0, start)
-        n1 = self.config.context_size
+        n1, T = self.config.context_size, input_ids.shape[1]
         padded = F.pad(input_ids, (n1 - 1, 0), value=start)  # (B, n−2 + T): n−2 start words in front
-        return padded.unfold(1, n1, 1).flip(-1)  # (B, T, n−1): unfold is a view; flip copies only the ids
+        # Column k is word t − k: slices rather than ``unfold``, which torch.export cannot trace for T < n − 1.
+        return torch.stack([padded[:, n1 - 1 - k : n1 - 1 - k + T] for k in range(n1)], dim=-1)  # (B, T, n−1)
 
     def features(self, windows):
         """(..., n−1) context ids → x (..., (n−1)·m) and the hidden units tanh(d + H·x) (..., h) (None if h = 0)."""
@@ -151,13 +158,21 @@ class LineageNNLMModel(LineageNNLMPreTrainedModel):
             hidden = self.hidden_dropout(torch.tanh(self.hidden(x)))  # (..., h)
         return x, hidden
 
-    def forward(self, input_ids=None, attention_mask=None, return_dict=None, **kwargs):
+    def forward(self, input_ids=None, attention_mask=None, return_dict=None, output_hidden_states=None,
+                output_attentions=None, **kwargs):
         self.check_inputs(input_ids, attention_mask)
         x, hidden = self.features(self.context_windows(input_ids, attention_mask))
+        hidden_states = layer_outputs(x, hidden) if config_flag(output_hidden_states,
+                                                                self.config.output_hidden_states) else None
         if hidden is None:
             hidden = x.new_zeros(*x.shape[:-1], 0)  # (B, T, 0): no hidden layer
-        output = LineageNNLMModelOutput(last_hidden_state=hidden, context_features=x)
+        output = LineageNNLMModelOutput(last_hidden_state=hidden, context_features=x, hidden_states=hidden_states)
         return tuple_or_dict(output, return_dict, self.config)
+
+
+def layer_outputs(x, hidden):
+    """``hidden_states``: the input layer x and, when there is one, the hidden layer."""
+    return (x,) if hidden is None else (x, hidden)
 
 
 def shift_labels(labels):
@@ -175,6 +190,9 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
     computes the (N, V) output layer, the bulk of the work, only at the N positions that predict a label:
     ``logits`` is then (N, V), rows in the order of ``shift_labels(labels) != -100``, and the loss the same
     (pre-training passes it: ``NNLMObjective.forward_kwargs``).
+
+    ``output_hidden_states=True`` returns the bare model's layers ``(x, tanh(d + H·x))`` at every position, whatever
+    ``logits_to_keep`` or ``sparse_logits`` keep (``attentions``: None, there is no attention).
 
     Generation needs no cache: the next word depends on the last n − 1 words only, so each step feeds just those.
 
@@ -207,7 +225,7 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
         return torch.cat([hidden, x], dim=-1) if self.config.direct_connections else hidden
 
     def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, logits_to_keep=0,
-                sparse_logits=False, **kwargs):
+                sparse_logits=False, output_hidden_states=None, output_attentions=None, **kwargs):
         self.nnlm.check_inputs(input_ids, attention_mask)
         windows = self.nnlm.context_windows(input_ids, attention_mask)  # (B, T, n−1)
         targets = kwargs.get("shift_labels")
@@ -216,18 +234,28 @@ class LineageNNLMForCausalLM(LineageNNLMPreTrainedModel, GenerationMixin):
             targets = shift_labels(labels)  # (B, T): the word position t predicts
         if targets is not None:
             check_same_shape(targets, input_ids.shape, "shift_labels", "input_ids")
-            if sparse_logits:
-                # Only positions with a label need the (N, V) output layer, the bulk of the computation.
-                predicting = targets != -100
-                windows, targets = windows[predicting], targets[predicting]  # (N, n−1), (N,)
-        elif logits_to_keep:
-            # Generation needs only the last position's distribution.
-            windows = windows[:, -logits_to_keep:]
-        logits = self.lm_head(self.output_features(*self.nnlm.features(windows)))  # (..., V)
+        positions = None  # what the output layer reads: every position, those with a label, or the last few
+        if targets is not None and sparse_logits:
+            # Only positions with a label need the (N, V) output layer, the bulk of the computation.
+            positions = targets != -100  # (B, T)
+            targets = targets[positions]  # (N,)
+        elif targets is None and logits_to_keep:
+            positions = (slice(None), slice(-logits_to_keep, None))  # generation needs the last distribution only
+        hidden_states = None
+        if config_flag(output_hidden_states, self.config.output_hidden_states):
+            # Every position's layers, as transformers' causal LMs return them whatever logits_to_keep says.
+            x, hidden = self.nnlm.features(windows)
+            hidden_states = layer_outputs(x, hidden)
+            if positions is not None:
+                x, hidden = x[positions], None if hidden is None else hidden[positions]
+        else:
+            x, hidden = self.nnlm.features(windows if positions is None else windows[positions])
+        logits = self.lm_head(self.output_features(x, hidden))  # (..., V)
         loss = None
         if targets is not None:
             loss = vocabulary_cross_entropy(logits, targets, kwargs.get("num_items_in_batch"))
-        return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
+        output = CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden_states)
+        return tuple_or_dict(output, return_dict, self.config)
 
     @classmethod
     def _supports_default_dynamic_cache(cls):

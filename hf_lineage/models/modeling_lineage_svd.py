@@ -28,7 +28,7 @@ from .modeling_lineage_static import (
     StaticVectorsForTokenClassification,
     init_task_weights,
 )
-from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, tuple_or_dict
+from .modeling_lineage_utils import LineagePreTrainedModel, check_ids_in_range, config_flag, tuple_or_dict
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
 AUTO_CLASSES = {
@@ -103,7 +103,8 @@ class LineageSvdModel(LineageSvdPreTrainedModel):
             raise ValueError("input_ids must be a (batch, sequence) tensor of token ids")
         check_ids_in_range(input_ids, self.config.vocab_size, "input_ids", "vocab_size")
         vectors = self.word_vectors(input_ids)  # (B, T, d)
-        hidden_states = (vectors,) if output_hidden_states else None
+        # One layer: the vectors (static vectors have no attention either: ``attentions`` stays None).
+        hidden_states = (vectors,) if config_flag(output_hidden_states, self.config.output_hidden_states) else None
         output = BaseModelOutput(last_hidden_state=vectors, hidden_states=hidden_states)
         return tuple_or_dict(output, return_dict, self.config)
 

@@ -51,6 +51,7 @@ from transformers.modeling_outputs import (
     SequenceClassifierOutput,
     TokenClassifierOutput,
 )
+from transformers.utils import logging
 
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_utils import (
@@ -58,6 +59,7 @@ from .modeling_lineage_utils import (
     LSTMStateGenerationMixin,
     QuestionAnsweringPipelineMixin,
     check_ids_in_range,
+    config_flag,
     cross_entropy,
     pair_features,
     sequence_classification_loss,
@@ -65,6 +67,9 @@ from .modeling_lineage_utils import (
     tuple_or_dict,
     with_cache,
 )
+
+
+logger = logging.get_logger(__name__)
 
 
 def init_task_weights(module: nn.Module) -> bool:
@@ -285,9 +290,11 @@ class StaticVectorsTaskModel:
     def _build_token_classifier(self, config):
         self.classifier = nn.Linear(self.encoder.output_size, config.num_labels)
 
-    def _token_classifier_output(self, features, mask, labels, num_items_in_batch, return_dict):
+    def _token_classifier_output(self, features, mask, labels, num_items_in_batch, return_dict,
+                                 output_hidden_states=None):
         """(B, T, D) features → task encoder → a label per token (``TokenClassifierOutput``)."""
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
+        hidden_states = self._hidden_states(features, states, output_hidden_states)
         logits = self.classifier(states)  # (B, T, num_labels)
         loss = None
         if labels is not None:
@@ -297,7 +304,8 @@ class StaticVectorsTaskModel:
             if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.num_labels):
                 raise ValueError(f"labels contain {int(valid.max())}, but the model has num_labels={self.num_labels}")
             loss = cross_entropy(logits, labels, num_items_in_batch)
-        return tuple_or_dict(TokenClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=hidden_states)
+        return tuple_or_dict(output, return_dict, self.config)
 
     def _build_sentence_classifiers(self, config):
         self.dropout = nn.Dropout(config.task_dropout)
@@ -311,14 +319,28 @@ class StaticVectorsTaskModel:
         features, mask, _ = right_aligned(features, mask)
         return max_pool(self.encoder(features, mask), mask)  # (B, H)
 
-    def _sentence_classifier_output(self, u, v, labels, return_dict):
+    def _sentence_vector_and_states(self, features, mask):
+        """``_sentence_vector`` and the task encoder's states at their tokens' positions (zeros elsewhere)."""
+        aligned, aligned_mask, order = right_aligned(features, mask)
+        states = self.encoder(aligned, aligned_mask)  # (B, T, H), real tokens first
+        return max_pool(states, aligned_mask), torch.zeros_like(states).scatter(1, order[..., None].expand_as(states),
+                                                                               states)
+
+    def _hidden_states(self, features, states, output_hidden_states):
+        """``hidden_states`` of a task head, when asked (argument or ``config.output_hidden_states``): its two
+        layers, the word features the task encoder reads (B, T, D) and the task encoder's states (B, T, H), as
+        transformers' BERT returns its embeddings and layers. There are no attentions (``attentions`` is None)."""
+        return (features, states) if config_flag(output_hidden_states, self.config.output_hidden_states) else None
+
+    def _sentence_classifier_output(self, u, v, labels, return_dict, hidden_states=None):
         """Sentence vectors u (and v for a pair: None for single sentences), (B, H) → ``SequenceClassifierOutput``."""
         if v is None:
             logits = self.classifier(self.dropout(u))  # (B, num_labels)
         else:
             logits = self.pair_classifier(self.dropout(pair_features(u, v)))
         loss = None if labels is None else sequence_classification_loss(self.config, logits, labels)
-        return tuple_or_dict(SequenceClassifierOutput(loss=loss, logits=logits), return_dict, self.config)
+        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=hidden_states)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 def _encode_in_place(encoder, features, mask, state=None):
@@ -418,9 +440,10 @@ class StaticVectorsForTokenClassification(StaticVectorsTaskModel):
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
-                num_items_in_batch=None, char_ids=None, **kwargs):
+                num_items_in_batch=None, char_ids=None, output_hidden_states=None, output_attentions=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
-        return self._token_classifier_output(features, mask, labels, num_items_in_batch, return_dict)
+        return self._token_classifier_output(features, mask, labels, num_items_in_batch, return_dict,
+                                             output_hidden_states)
 
 
 class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
@@ -453,18 +476,20 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
-                char_ids=None, **kwargs):
+                char_ids=None, output_hidden_states=None, output_attentions=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         if token_type_ids is not None and bool((token_type_ids.bool() & mask).any()):
             if token_type_ids.shape != input_ids.shape:
                 raise ValueError(f"token_type_ids has shape {tuple(token_type_ids.shape)}, "
                                  f"input_ids {tuple(input_ids.shape)}")
             second = token_type_ids.bool() & mask
-            u = self._sentence_vector(features, mask & ~second)
-            v = self._sentence_vector(features, second)
+            u, first_states = self._sentence_vector_and_states(features, mask & ~second)
+            v, second_states = self._sentence_vector_and_states(features, second)
+            states = first_states + second_states  # each sentence's states at its own positions
         else:
-            u, v = self._sentence_vector(features, mask), None
-        return self._sentence_classifier_output(u, v, labels, return_dict)
+            (u, states), v = self._sentence_vector_and_states(features, mask), None
+        hidden_states = self._hidden_states(features, states, output_hidden_states)
+        return self._sentence_classifier_output(u, v, labels, return_dict, hidden_states)
 
 
 class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVectorsTaskModel):
@@ -490,7 +515,8 @@ class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVe
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, start_positions=None,
-                end_positions=None, return_dict=None, char_ids=None, **kwargs):
+                end_positions=None, return_dict=None, char_ids=None, output_hidden_states=None,
+                output_attentions=None, **kwargs):
         features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
         question = mask
@@ -505,7 +531,9 @@ class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVe
         loss = None
         if start_positions is not None and end_positions is not None:
             loss = span_loss(start_logits, end_logits, start_positions, end_positions)
-        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits)
+        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+                                              hidden_states=self._hidden_states(features, states,
+                                                                                output_hidden_states))
         return tuple_or_dict(output, return_dict, self.config)
 
 
@@ -534,7 +562,7 @@ class StaticVectorsForIntentAndSlots(StaticVectorsTaskModel):
         self._apply_freezing()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, intent_labels=None, slot_labels=None,
-                return_dict=None, char_ids=None, **kwargs):
+                return_dict=None, char_ids=None, output_hidden_states=None, output_attentions=None, **kwargs):
         kwargs.pop("num_items_in_batch", None)
         features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
         states, _ = _encode_in_place(self.encoder, features, mask)  # (B, T, H)
@@ -543,7 +571,8 @@ class StaticVectorsForIntentAndSlots(StaticVectorsTaskModel):
         loss, intent_loss, slot_loss = intent_and_slots_loss(self.config, intent_logits, slot_logits, intent_labels,
                                                              slot_labels)
         output = IntentAndSlotsOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
-                                      intent_loss=intent_loss, slot_loss=slot_loss)
+                                      intent_loss=intent_loss, slot_loss=slot_loss,
+                                      hidden_states=self._hidden_states(features, states, output_hidden_states))
         return tuple_or_dict(output, return_dict, self.config)
 
 
@@ -555,6 +584,11 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
     With ``use_cache`` (generation turns it on) the LSTM's state comes back as an ``LSTMStateCache`` and a later call
     continues from it (``cache=...``; ``past_key_values=...`` with transformers older than 5.24), so generation
     reads one word per step. Left-padded prompts are fine: each row's state is taken at its last real word.
+    An untrained head generates random text, and a pre-training checkpoint (word2vec's, svd's) has none: loaded
+    from one, the head is freshly initialised, ``config.output_head_trained`` is set to False, ``from_pretrained``
+    warns, and ``generate`` refuses until the head has been trained — the first backward pass that reaches the
+    logits sets the flag True, and ``save_pretrained`` writes it — or the user sets the flag True.
+
     A family combines it with ``GenerationMixin``::
 
         class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTrainedModel, GenerationMixin):
@@ -574,8 +608,44 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
     def get_output_embeddings(self):
         return self.lm_head
 
+    # Weights the language-model head adds to the family's base model: missing from a pre-training checkpoint.
+    head_prefixes = ("lm_head.", "encoder.")
+
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        model, info = super().from_pretrained(*args, **{**kwargs, "output_loading_info": True})
+        if any(key.startswith(cls.head_prefixes) for key in info["missing_keys"]):
+            model.config.output_head_trained = False  # freshly initialised: untrained whatever the config said
+        if getattr(model.config, "output_head_trained", None) is False:
+            logger.warning(
+                f"{cls.__name__}: the language-model head (lm_head and its LSTM) of this checkpoint has never been "
+                "trained (a pre-training checkpoint has none: it was freshly initialised), so it would generate "
+                "random text. Fine-tune it on text first (e.g. Trainer with labels=input_ids); generate() refuses "
+                "until then, or until you set model.config.output_head_trained = True.")
+        return (model, info) if kwargs.get("output_loading_info") else model
+
+    def watch_head_training(self, logits):
+        """While the head is untrained, a backward pass that reaches ``logits`` marks it trained. (A hook on the
+        output tensor rather than on ``lm_head.weight``: it still fires after ``lm_head`` has been replaced, e.g.
+        by ``resize_token_embeddings``.)"""
+        if getattr(self.config, "output_head_trained", None) is False and logits.requires_grad:
+            logits.register_hook(self._mark_head_trained)
+
+    def _mark_head_trained(self, grad):
+        self.config.output_head_trained = True
+
+    def generate(self, *args, **kwargs):
+        if getattr(self.config, "output_head_trained", None) is False:
+            raise ValueError(
+                f"{type(self).__name__}.generate: the language-model head has never been trained (it was freshly "
+                "initialised when loaded from a checkpoint without one), so it would generate random text. Fine-tune "
+                "it first (any backward pass through its logits marks it trained), or set "
+                "model.config.output_head_trained = True to generate from it anyway.")
+        return super().generate(*args, **kwargs)
+
     def forward(self, input_ids=None, attention_mask=None, labels=None, return_dict=None, num_items_in_batch=None,
-                past_key_values=None, use_cache=None, logits_to_keep=0, cache=None, sparse_logits=False, **kwargs):
+                past_key_values=None, use_cache=None, logits_to_keep=0, cache=None, sparse_logits=False,
+                output_hidden_states=None, output_attentions=None, **kwargs):
         for name in ("cache_position", "position_ids", "token_type_ids"):
             kwargs.pop(name, None)  # generation bookkeeping this model has no use for
         if labels is not None and labels.shape != input_ids.shape:
@@ -590,11 +660,14 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
                              f"{input_ids.shape[0]}")
         features, mask = self._encode(input_ids, attention_mask, kwargs)
         states, final = _encode_in_place(self.encoder, features, mask, None if state is None else (state.h, state.c))
+        hidden_states = self._hidden_states(features, states, output_hidden_states)  # every position's
         if labels is None and shifted is None:
             if logits_to_keep:
                 states = states[:, -logits_to_keep:]  # generation needs only the last position's distribution
             new_state = LSTMStateCache.advanced(state, *final, input_ids.shape[1]) if use_cache else None
-            output = CausalLMOutputWithPast(logits=self.lm_head(states), **with_cache(new_state))  # (B, T, V)
+            logits = self.lm_head(states)  # (B, T, V)
+            self.watch_head_training(logits)
+            output = CausalLMOutputWithPast(logits=logits, hidden_states=hidden_states, **with_cache(new_state))
             return tuple_or_dict(output, return_dict, self.config)
         # Position t predicts token t + 1. Logits are (B, T, V), as every transformers causal LM returns them (the
         # example scripts and Trainer's metrics index them so). The vocabulary layer is most of the cost, so
@@ -609,7 +682,9 @@ class StaticVectorsForCausalLM(LSTMStateGenerationMixin, StaticVectorsTaskModel)
         else:
             logits = self.lm_head(states)  # (B, T, V)
             loss = cross_entropy(logits[predicting], targets[predicting], num_items_in_batch)
-        return tuple_or_dict(CausalLMOutput(loss=loss, logits=logits), return_dict, self.config)
+        self.watch_head_training(logits)
+        output = CausalLMOutput(loss=loss, logits=logits, hidden_states=hidden_states)
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class _unidirectional:
