@@ -15,6 +15,7 @@ the backend (``--backend``, ``pretrain_arguments.use_cpu_backend``): a family wi
 ``hf_lineage.cpu``) may be trained there instead, and the rest of ``pretrain()`` is the engine.
 
 * ``pretrain_arguments`` — ``PretrainArguments``, the choice of backend and the checks made before any work;
+* ``base_model``   — continued pre-training (``--init-from``): the saved model a run starts from, and its checks;
 * ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
 * ``resume``       — the run's folder, checkpoints and resume;
@@ -34,9 +35,14 @@ from pathlib import Path
 from ..data.languages import describe_languages
 from ..objectives import get_objective
 from ..registry import FAMILIES, family_classes, load_object
+<<<<<<< HEAD
 from ..pretrained_folder import push_folder
 from .pretrain_arguments import (PretrainArguments, PretrainError, given_options, hub_model_id, settle_arguments,
                                  use_cpu_backend)
+=======
+from .base_model import check_continuable, continued_model, load_base
+from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
+>>>>>>> i43-cont
 from .resume import resume
 from .loaders import build_loaders, load_data
 from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
@@ -48,8 +54,10 @@ __all__ = ["PretrainArguments", "PretrainError", "pretrain"]
 def pretrain(args: PretrainArguments) -> str:
     """Pre-train ``args.family``; returns the output directory, which then holds a ``save_pretrained`` model."""
     objective = get_objective(args.family, args)
+    given = given_options(args)
+    check_continuable(args, given)
     # The backend first: the family's own CPU trainer (word2vec's, svd's: hf_lineage.cpu) or the engine below.
-    on_cpu = use_cpu_backend(args, objective, given_options(args))
+    on_cpu = use_cpu_backend(args, objective, given)
     settle_arguments(args, objective, on_cpu)
     if on_cpu:
         trainer = FAMILIES[args.family].cpu_trainer
@@ -59,13 +67,15 @@ def pretrain(args: PretrainArguments) -> str:
         push_if_asked(args, output)
         return output
 
+    # A continued run's base model, tokenizer and config (--init-from), checked before anything is written.
+    base = load_base(args, objective, given) if args.init_from else None
     output_dir = Path(args.output_dir)
     accelerator = start_accelerator(args)
-    tokenizer, config, train_examples, eval_examples = load_data(args, objective, accelerator, output_dir)
-    model = build_model(args.family, objective, config)
+    tokenizer, config, train_examples, eval_examples = load_data(args, objective, accelerator, output_dir, base)
+    model = continued_model(objective, args, base) if base else build_model(args.family, objective, config)
     loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
     plan = plan_training(args, loaders.train, accelerator.num_processes)
-    accelerator.print(describe_run(args, model, plan, accelerator), flush=True)
+    accelerator.print(describe_run(args, model, plan, accelerator, base), flush=True)
     if objective.language_report:
         accelerator.print(describe_languages(objective.language_report, args.language_alpha), flush=True)
     optimizer = objective.build_optimizer(model, args)
@@ -76,7 +86,7 @@ def pretrain(args: PretrainArguments) -> str:
     accelerator.register_for_checkpointing(scheduler)
     state, resumed_rng = resume(args, accelerator, output_dir)
 
-    run = Run(args, objective, accelerator, model, optimizer, scheduler, tokenizer, loaders, plan, output_dir)
+    run = Run(args, objective, accelerator, model, optimizer, scheduler, tokenizer, loaders, plan, output_dir, base)
     outcome = train(run, state, resumed_rng)
     save_run(run, state, outcome)
     # Trackers end here; the process group stays up (not accelerator.end_training()), so a caller that goes on

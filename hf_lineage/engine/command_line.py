@@ -27,6 +27,9 @@ def parse_set(pairs: list[str]) -> dict:
 
 
 FLAG_HELP = {
+    "init_from": "continue pre-training a saved model, a folder or a Hub id (run_mlm.py's --model_name_or_path): a "
+    "lineage model of FAMILY, or transformers' BertForPreTraining (bert) / OpenAIGPTLMHeadModel (gpt), converted; its "
+    "tokenizer and config are kept (no --tokenizer, --vocab-size, --config or --set that reshapes a weight)",
     "config": "named size of the family's config (default: its paper's: bert base, gpt gpt, elmo original, nnlm mlp1, "
     "word2vec mikolov2013, svd levy2015); tiny, for smoke runs and tests, also makes the batch, sequence length and "
     "vocabulary small (8 x 64, 8000 words; word2vec's are small already) unless given",

@@ -15,23 +15,26 @@ from .pretrain_arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
 from .resume import start_output_dir
 
 
-def load_data(args, objective, accelerator, output_dir: Path):
+def load_data(args, objective, accelerator, output_dir: Path, base=None):
     """(tokenizer, config, train examples, eval examples or None). The main process goes first: it trains the
     tokenizer and fills the datasets cache, which the others then read. Nothing is written to the output directory
-    until the data has been checked."""
+    until the data has been checked. A continued run (``base``, ``base_model.load_base``) keeps its base's tokenizer
+    and config."""
     from transformers import AutoTokenizer
 
     with accelerator.main_process_first():
         raw_train = load_text(args, args.train_file, "train", streaming=args.streaming)
         raw_eval = load_text(args, args.validation_file, "validation")
-        if args.tokenizer:
+        if base is not None:
+            tokenizer = base.tokenizer
+        elif args.tokenizer:
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
         elif args.resume_from or not accelerator.is_main_process:
             tokenizer = AutoTokenizer.from_pretrained(str(output_dir))
         else:
             texts = None if args.train_file else (row["text"] for row in islice(raw_train, 1_000_000))
             tokenizer = objective.train_tokenizer(plain_paths(args.train_file), texts)
-        config = objective.build_config(args.config, tokenizer, args.overrides)
+        config = base.config if base is not None else objective.build_config(args.config, tokenizer, args.overrides)
         prepare = objective.prepare_stream if args.streaming else objective.prepare
         train_examples = prepare(raw_train, tokenizer, "train")
         eval_examples = objective.prepare(raw_eval, tokenizer, "validation") if raw_eval is not None else None

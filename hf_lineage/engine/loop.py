@@ -83,9 +83,9 @@ def plan_training(args, train_loader, num_processes: int) -> Plan:
                 args.per_device_batch_size * num_processes)
 
 
-def describe_run(args, model, plan: Plan, accelerator) -> str:
-    """What the run will train, said before the first step: named size, parameters, vocabulary, sequence length,
-    batch, length of the run, device and precision."""
+def describe_run(args, model, plan: Plan, accelerator, base=None) -> str:
+    """What the run will train, said before the first step: named size (or the model a continued run starts from,
+    ``base``), parameters, vocabulary, sequence length, batch, length of the run, device and precision."""
     parameters = sum(p.numel() for p in model.parameters())
     vocabulary = getattr(model.config, "vocab_size", None)
     if plan.time_budget:
@@ -95,9 +95,11 @@ def describe_run(args, model, plan: Plan, accelerator) -> str:
     else:
         epochs = f" ({plan.max_steps / plan.steps_per_epoch:.3g} epochs)" if plan.steps_per_epoch else ""
         length = f"{plan.max_steps:,} optimiser steps{epochs}"
-    return (f"hf-lineage pretrain {args.family}: config {args.config}"
+    what = base.describe() if base is not None else f"config {args.config}"
+    return (f"hf-lineage pretrain {args.family}: {what}"
             + (f" with {args.overrides}" if args.overrides else "")
-            + f", {parameters / 1e6:,.2f}M parameters, vocabulary {vocabulary:,}, sequences of {args.max_seq_length} "
+            + (":" if base is not None else ",")
+            + f" {parameters / 1e6:,.2f}M parameters, vocabulary {vocabulary:,}, sequences of {args.max_seq_length} "
             f"tokens, global batch {plan.global_batch * args.gradient_accumulation_steps} "
             f"({args.per_device_batch_size} per device x {args.gradient_accumulation_steps} accumulation x "
             f"{accelerator.num_processes} process(es)), {length}, on {accelerator.device}, precision "
@@ -127,6 +129,7 @@ class Run:
     loaders: Loaders
     plan: Plan
     output_dir: Path
+    base: Any = None  # a continued run's BaseModel (--init-from); None from scratch
 
 
 @dataclass
@@ -160,9 +163,15 @@ def train(run: Run, state: dict, resumed_rng: dict | None) -> Outcome:
     accum = args.gradient_accumulation_steps
     progress = tqdm(total=None if plan.time_budget else plan.max_steps, initial=state["step"],
                     disable=not accelerator.is_local_main_process, desc=f"pretrain {args.family}")
+    results, evaluated_at, out_of_time = {}, None, False
+    if run.base is not None and loaders.eval is not None and state["step"] == 0:
+        # Where a continued run starts: the base model's numbers on this run's validation data, before any step.
+        results = evaluate(run.model, loaders.eval, run.objective, accelerator, args.max_eval_batches)
+        evaluated_at = 0
+        record_evaluation(accelerator, state, results)
+        accelerator.print(f"step 0 ({run.base.init_from}): " + ", ".join(f"{k}={v:.4f}" for k, v in results.items()))
     run.model.train()
     meter = Meter(accelerator, state)
-    results, evaluated_at, out_of_time = {}, None, False
     while state["step"] < plan.max_steps:
         loaders.set_epoch(state["epoch"])
         loader = loaders.train

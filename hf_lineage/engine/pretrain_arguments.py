@@ -20,10 +20,10 @@ RUN_FILE = "run_args.json"
 IDENTITY_FIELDS = (
     "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
     "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size",
-    "gradient_accumulation_steps",
+    "gradient_accumulation_steps", "init_from",
 )
 # What a run recorded before an identity field existed had that field's default.
-IDENTITY_DEFAULTS = {"language_alpha": 0.7}
+IDENTITY_DEFAULTS = {"language_alpha": 0.7, "init_from": None}
 
 
 @dataclass
@@ -32,6 +32,7 @@ class PretrainArguments:
 
     family: str
     output_dir: str
+    init_from: str | None = None  # continue a saved model (a folder or a Hub id) instead of starting from scratch
     config: str | None = None  # a named size of the family's config; None: its paper's (``Family.paper_size``)
     overrides: dict = field(default_factory=dict)
     train_file: list[str] | None = None  # paths, or LANG=PATH for a multilingual corpus (hf_lineage.data.languages)

@@ -1,13 +1,16 @@
 """The final save of an engine run: the model folder (``save_final``) with a model card saying how it was trained,
-and ``train_results.json``."""
+``train_results.json`` (the loop's numbers) and ``pretraining.json`` (the record of this pre-training stage: what it
+started from, what it read, where it ended)."""
 
 from __future__ import annotations
 
 import json
 
-from ..data.languages import languages_card
+from ..data.languages import languages_card, plain_paths
 from ..models.card_lineage_utils import public_name
 from ..pretrained_folder import save_final
+
+RECORD_FILE = "pretraining.json"
 
 
 def save_run(run, state: dict, outcome) -> None:
@@ -22,9 +25,11 @@ def save_run(run, state: dict, outcome) -> None:
                       for name in args.train_file)
             if args.train_file else f"{args.dataset_name} ({args.dataset_config})")
     summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
+    start = f"--init-from {public_name(args.init_from)}" if run.base is not None else f"--config {args.config}"
+    continuing = f", {run.base.describe(public_name)}" if run.base is not None else ""
     card_extra = (
-        f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} --config {args.config}` on {data}: "
-        f"{state['step']} steps of {sequences} sequences (seed {args.seed}).\n"
+        f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} {start}` on {data}: "
+        f"{state['step']} steps of {sequences} sequences (seed {args.seed}){continuing}.\n"
         + (f"\n| validation | value |\n|---|---|\n{summary}\n" if outcome.results else "")
     )
     languages = run.objective.language_report
@@ -41,3 +46,38 @@ def save_run(run, state: dict, outcome) -> None:
          **({"languages": languages, "language_alpha": args.language_alpha} if languages else {}),
          "log_history": state["log_history"]},
         indent=2))
+    (run.output_dir / RECORD_FILE).write_text(json.dumps(pretraining_record(run, state, outcome), indent=2) + "\n")
+
+
+def pretraining_record(run, state: dict, outcome) -> dict:
+    """This stage's record: the base it continued (``init_from``, and ``converted_from`` when converted on load;
+    None from scratch), its data, and the words, tokens and steps it read. The words are the corpus's
+    (whitespace-separated) times the passes made; None for a stream or a Hub dataset, whose length is unknown."""
+    args, plan = run.args, run.plan
+    corpus_words = count_words(plain_paths(args.train_file)) if args.train_file and not args.streaming else None
+    words_seen = (round(state["step"] / plan.steps_per_epoch * corpus_words)
+                  if corpus_words is not None and plan.steps_per_epoch else None)
+    model = run.accelerator.unwrap_model(run.model)
+    start = next((entry for entry in state["log_history"] if entry["step"] == 0), None)
+    return {
+        "family": args.family, **(run.base.record() if run.base is not None else {"init_from": None}),
+        "config": None if args.init_from else args.config, "overrides": args.overrides, "seed": args.seed,
+        "corpus": {"files": list(args.train_file or []), "dataset": args.dataset_name,
+                   "validation_files": list(args.validation_file or []), "train_words": corpus_words},
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "steps": state["step"], "words_seen": words_seen, "tokens_seen": state["tokens_seen"],
+        "train_seconds": state["train_seconds"],
+        # A continued run's starting point: the base model's numbers on this run's validation data.
+        **({"base_validation": {k[len("eval_"):]: v for k, v in start.items() if k.startswith("eval_")}}
+           if start else {}),
+        "validation": outcome.results,
+    }
+
+
+def count_words(paths) -> int:
+    """Whitespace-separated words of the given text files, read line by line."""
+    words = 0
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words += sum(len(line.split()) for line in f)
+    return words

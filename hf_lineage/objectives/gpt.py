@@ -75,7 +75,9 @@ class GPTObjective(PretrainingObjective):
             for line in batch["text"]:
                 blank = not line.strip()
                 # <|endoftext|> where a document starts: once per run of blank lines, before a WikiText article.
-                row = [eos] if split_line(line, wikitext)[0] and not (blank and previous_blank) else []
+                # (OpenAI GPT's own tokenizer, a converted base's, has no end-of-text token: documents just follow.)
+                row = ([eos] if eos is not None and split_line(line, wikitext)[0] and not (blank and previous_blank)
+                       else [])
                 rows.append(row if blank else row + next(ids))
                 previous_blank = blank
             return {"input_ids": rows}
@@ -109,7 +111,9 @@ class GPTObjective(PretrainingObjective):
         return examples
 
     def collator(self, tokenizer):
-        return DataCollatorForCausalLM(pad_token_id=tokenizer.pad_token_id)
+        # Packed blocks need no padding: a tokenizer without a pad token (OpenAI GPT's) pads with id 0, never read.
+        pad = tokenizer.pad_token_id
+        return DataCollatorForCausalLM(pad_token_id=0 if pad is None else pad)
 
     def loss_counts(self, batch):
         # Every position but the last of a row predicts the next token: count what is predicted, not what is input.

@@ -56,9 +56,9 @@ class Word2VecObjective(PretrainingObjective):
         "warmup_steps", "max_grad_norm", "checkpoint_every", "eval_every", "dataloader_num_workers", "torch_compile",
     )
     # Plain SGD (both backends) has no weight decay and no Adam moments; only BERT reads the stream buffer and weights
-    # the languages of a multilingual corpus.
+    # the languages of a multilingual corpus; neither trainer continues saved vectors (engine.base_model says why).
     unused_options = ("weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "stream_buffer_documents",
-                      "language_alpha")
+                      "language_alpha", "init_from")
 
     def config_fields(self) -> dict:
         args = self.args

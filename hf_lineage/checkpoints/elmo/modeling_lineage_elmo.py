@@ -359,14 +359,15 @@ class LineageElmoPreTrainedModel(LineagePreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
-        model = super().from_pretrained(*args, **kwargs)
+        loaded = super().from_pretrained(*args, **kwargs)
+        model = loaded[0] if isinstance(loaded, tuple) else loaded  # (model, info) with output_loading_info=True
         # Loading hands back parameters with requires_grad=True: freeze what the model froze when it was built.
         for module in model.modules():
             if isinstance(module, LineageElmoModel):
                 module.set_bilm_trainable(module.bilm_trainable)
             if isinstance(module, LineageElmoLanguageModel):
                 module.elmo.scalar_mixes.requires_grad_(False)
-        return model
+        return loaded
 
     @torch.no_grad()
     def _init_weights(self, module):
