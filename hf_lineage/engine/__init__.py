@@ -35,14 +35,10 @@ from pathlib import Path
 from ..data.languages import describe_languages
 from ..objectives import get_objective
 from ..registry import FAMILIES, family_classes, load_object
-<<<<<<< HEAD
 from ..pretrained_folder import push_folder
+from .base_model import check_continuable, continued_model, load_base
 from .pretrain_arguments import (PretrainArguments, PretrainError, given_options, hub_model_id, settle_arguments,
                                  use_cpu_backend)
-=======
-from .base_model import check_continuable, continued_model, load_base
-from .pretrain_arguments import PretrainArguments, PretrainError, given_options, settle_arguments, use_cpu_backend
->>>>>>> i43-cont
 from .resume import resume
 from .loaders import build_loaders, load_data
 from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
