@@ -92,7 +92,7 @@ def test_a_continued_run_starts_at_its_base_models_loss(family, corpus, bases, t
         k: v for k, v in original.items() if k != "transformers_version"}
     # The record names the base and the words this stage read.
     stage = record(out)
-    assert stage["init_from"] == str(base) and "converted_from" not in stage and stage["steps"] == 2
+    assert stage["init_from"] == base.name and "converted_from" not in stage and stage["steps"] == 2
     assert stage["base_validation"][LOSS[family]] == pytest.approx(base_loss, abs=1e-5)
     assert 0 < stage["words_seen"] < stage["corpus"]["train_words"]
     assert record(base)["init_from"] is None
@@ -205,7 +205,7 @@ def test_a_transformers_openai_gpt_folder_is_continued_through_the_converter(cor
     assert evaluations(out)[0]["step"] == 0
     assert evaluations(out)[0]["eval_loss"] == pytest.approx(expected, abs=1e-5)
     stage = record(out)
-    assert (stage["init_from"], stage["converted_from"]) == (str(folder), "transformers OpenAIGPTLMHeadModel")
+    assert (stage["init_from"], stage["converted_from"]) == (folder.name, "transformers OpenAIGPTLMHeadModel")
     assert json.loads((out / "config.json").read_text())["model_type"] == "lineage-gpt"
 
 
@@ -223,7 +223,7 @@ def test_a_transformers_bert_folder_is_continued_through_the_converter(corpus, t
     assert main(["bert", "--init-from", str(folder), *data(corpus), "--output-dir", str(out), *COMMON,
                  "--max-steps", "2"]) == 0
     stage = record(out)
-    assert (stage["init_from"], stage["converted_from"]) == (str(folder), "transformers BertForPreTraining")
+    assert (stage["init_from"], stage["converted_from"]) == (folder.name, "transformers BertForPreTraining")
     # A fresh MLM head reads ln(vocabulary); the converted random model reads about the same, and it trains on.
     assert evaluations(out)[0]["step"] == 0 and stage["steps"] == 2
     assert json.loads((out / "config.json").read_text())["model_type"] == "lineage-bert"

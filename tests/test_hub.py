@@ -220,6 +220,9 @@ def test_pretrain_push_to_hub_pushes_the_final_folder_with_its_card(hub, wikitex
     assert data["pipeline_tag"] == "text-generation" and data["license"] == "apache-2.0"
     assert "## Pre-training" in card.text and "on wiki.train.tokens:" in card.text
     assert str(tmp_path) not in card.content  # the trainer's paths stay home
+    # so do they in every other file pushed (the pretraining record, train_results.json, the configs)
+    assert "pretraining.json" in files
+    assert [name for name, data in files.items() if str(tmp_path).encode() in data] == []
 
 
 @pytest.mark.parametrize("problem, extra, message", [

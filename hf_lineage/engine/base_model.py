@@ -54,9 +54,10 @@ class BaseModel:
         return (f"continuing {self.config.model_type} from {name(self.init_from)}"
                 + (f" (converted from {self.converted_from})" if self.converted_from else ""))
 
-    def record(self) -> dict:
-        """What the pretraining record says of the base: ``init_from`` as given, ``converted_from`` when converted."""
-        return {"init_from": self.init_from, **({"converted_from": self.converted_from} if self.converted_from else {})}
+    def record(self, name=str) -> dict:
+        """What the pretraining record says of the base: ``init_from`` (written by ``name``), ``converted_from`` when
+        converted."""
+        return {"init_from": name(self.init_from), **({"converted_from": self.converted_from} if self.converted_from else {})}
 
 
 def check_continuable(args, given) -> None:

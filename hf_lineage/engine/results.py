@@ -13,6 +13,13 @@ from ..pretrained_folder import save_final
 RECORD_FILE = "pretraining.json"
 
 
+def public_file(name: str) -> str:
+    """A corpus file by its name (``LANG=NAME`` for one language of a multilingual corpus): the card and the record
+    are published with the folder, the trainer's own folders are not."""
+    language, equals, path = name.partition("=")
+    return f"{language}={public_name(path)}" if equals else public_name(name)
+
+
 def save_run(run, state: dict, outcome) -> None:
     """On the main process, once every process is done: the model folder with its card, and ``train_results.json``."""
     args, accelerator = run.args, run.accelerator
@@ -20,10 +27,8 @@ def save_run(run, state: dict, outcome) -> None:
     if not accelerator.is_main_process:
         return
     sequences = run.plan.global_batch * args.gradient_accumulation_steps
-    # Files by name (LANG=NAME for a multilingual corpus): the card is published, the trainer's folders are not.
-    data = (", ".join("=".join([*name.split("=", 1)[:-1], public_name(name.split("=", 1)[-1])])
-                      for name in args.train_file)
-            if args.train_file else f"{args.dataset_name} ({args.dataset_config})")
+    data = (", ".join(map(public_file, args.train_file)) if args.train_file
+            else f"{args.dataset_name} ({args.dataset_config})")
     summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
     start = f"--init-from {public_name(args.init_from)}" if run.base is not None else f"--config {args.config}"
     continuing = f", {run.base.describe(public_name)}" if run.base is not None else ""
@@ -60,10 +65,13 @@ def pretraining_record(run, state: dict, outcome) -> dict:
     model = run.accelerator.unwrap_model(run.model)
     start = next((entry for entry in state["log_history"] if entry["step"] == 0), None)
     return {
-        "family": args.family, **(run.base.record() if run.base is not None else {"init_from": None}),
+        "family": args.family, **(run.base.record(public_name) if run.base is not None else {"init_from": None}),
         "config": None if args.init_from else args.config, "overrides": args.overrides, "seed": args.seed,
-        "corpus": {"files": list(args.train_file or []), "dataset": args.dataset_name,
-                   "validation_files": list(args.validation_file or []), "train_words": corpus_words},
+        # Files and a local base by name, as the shipped records (the folder is pushed; run_args.json, kept home,
+        # has the paths).
+        "corpus": {"files": [public_file(f) for f in args.train_file or []], "dataset": args.dataset_name,
+                   "validation_files": [public_file(f) for f in args.validation_file or []],
+                   "train_words": corpus_words},
         "parameters": sum(p.numel() for p in model.parameters()),
         "steps": state["step"], "words_seen": words_seen, "tokens_seen": state["tokens_seen"],
         "train_seconds": state["train_seconds"],
