@@ -691,6 +691,13 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         self.cls.predictions = LineageBertLMPredictionHead(config)
         self.post_init()
 
+    # Copied from hf_lineage.models.modeling_lineage_gpt.LineageGPTForCausalLM.create_masks_for_generate
+    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
+        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
+        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
+        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
+        return attention_mask
+
     # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertForMaskedLM.get_output_embeddings
     def get_output_embeddings(self):
         return self.cls.predictions.decoder

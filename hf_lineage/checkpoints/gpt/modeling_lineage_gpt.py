@@ -406,6 +406,12 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.post_init()
 
+    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
+        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
+        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
+        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
+        return attention_mask
+
     def get_output_embeddings(self):
         return self.lm_head
 
