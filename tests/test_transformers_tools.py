@@ -9,6 +9,8 @@ import os
 
 import pytest
 import torch
+import transformers
+from packaging import version
 from safetensors.torch import load_file, save_file
 from transformers import AutoModel, AutoModelForCausalLM, AutoModelForPreTraining
 
@@ -259,20 +261,27 @@ def test_gradient_checkpointing_gives_the_same_gradients(family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_disk_offload_gives_the_outputs_of_a_plain_load(family, tmp_path):
-    """Every weight offloaded to disk: accelerate's hooks bring each module's weights in when the module is called,
-    so no forward may read a weight behind a module's back (BERT read ``token_type_embeddings.weight[0]`` and
-    called ``F.linear`` on the MLM decoder's weight: "Tensor on device meta")."""
+    """Embeddings and heads offloaded to disk, the layers on the CPU: accelerate's hooks bring a module's weights in
+    when the module is called, so no forward may read a weight behind a module's back (BERT read
+    ``token_type_embeddings.weight[0]`` and called ``F.linear`` on the MLM decoder's weight: "Tensor on device
+    meta"). (A map with every module on disk is refused by accelerate < 1.10, so the layers stay on the CPU.)"""
     pytest.importorskip("accelerate")
+    if version.parse(transformers.__version__) < version.parse("5.24"):
+        pytest.skip("transformers 5.16 fills disk-offloaded weights with other weights' values (GPT's "
+                    "positions_embed, BERT's LayerNorm), with main's modeling code as with this one")
     torch.manual_seed(0)
     if family == "bert":
         model, auto = hf_lineage.LineageBertForPreTraining(config(family)), AutoModelForPreTraining
+        device_map = {"bert.embeddings": "disk", "bert.encoder": "cpu", "bert.pooler": "disk", "cls": "disk"}
     else:
         model, auto = hf_lineage.LineageGPTForCausalLM(config(family)), AutoModelForCausalLM
+        device_map = {"transformer.tokens_embed": "disk", "transformer.positions_embed": "disk",
+                      "transformer.drop": "cpu", "transformer.h": "cpu", "lm_head": "disk"}
     model.save_pretrained(tmp_path / "model")
     plain = auto.from_pretrained(tmp_path / "model").eval()
-    offloaded = auto.from_pretrained(tmp_path / "model", device_map="auto", max_memory={"cpu": 10_000},
+    offloaded = auto.from_pretrained(tmp_path / "model", device_map=device_map,
                                      offload_folder=tmp_path / "offload").eval()
-    assert "disk" in set(offloaded.hf_device_map.values())
+    assert offloaded.hf_device_map == device_map
     input_ids, mask = padded_batch(3, 8, seed=8)
     with torch.no_grad():
         expected, got = plain(input_ids, attention_mask=mask), offloaded(input_ids, attention_mask=mask)
