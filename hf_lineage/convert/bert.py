@@ -7,7 +7,6 @@ query/key/value fused (see ``modeling_lineage_bert.WEIGHT_CONVERSIONS``), but th
 
 import re
 
-import torch
 import transformers
 
 from ..models import configuration_lineage_bert, modeling_lineage_bert
