@@ -188,6 +188,19 @@ def test_a_folder_in_the_old_fused_layout_loads_to_the_same_outputs(family, tmp_
                                    model(input_ids, attention_mask=mask).logits, atol=0, rtol=0)
 
 
+def test_bert_cross_attention_saves_fused_and_loads_split(tmp_path):
+    """A BERT decoder's cross-attention key/value (``key_value`` on disk, as before the split) round-trips."""
+    torch.manual_seed(0)
+    model = hf_lineage.LineageBertForCausalLM(config("bert", is_decoder=True, add_cross_attention=True))
+    model.save_pretrained(tmp_path)
+    saved = load_file(os.path.join(tmp_path, "model.safetensors"))
+    assert "bert.encoder.layer.0.crossattention.key_value.weight" in saved
+    assert "bert.encoder.layer.0.crossattention.key.weight" not in saved
+    loaded = hf_lineage.LineageBertForCausalLM.from_pretrained(tmp_path).state_dict()
+    assert loaded.keys() == model.state_dict().keys()
+    assert all(torch.equal(loaded[name], tensor) for name, tensor in model.state_dict().items())
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("targets", [["query", "value"], None], ids=["query-value", "peft-default"])
 def test_lora_on_query_and_value_trains_only_the_adapter_and_merges(family, targets):
