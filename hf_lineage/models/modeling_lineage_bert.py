@@ -513,19 +513,22 @@ class LineageBertModel(LineageBertPreTrainedModel):
             attention_mask = F.pad(attention_mask, (past_length, 0), value=1)
 
         hidden_states = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)
-        # Masks as tensor operations, in the form the attention implementation takes (transformers' builders).
+        # An encoder skips the padding (see LineageBertUnpadded); its outputs there are zeros. A decoder keeps the
+        # (B, T) layout its cache and causal mask are written for.
+        unpadded = self._unpadding(attention_mask)
+        # Masks as tensor operations, in the form the attention implementation takes (transformers' builders);
+        # none where every layer attends within each unpadded sequence (the CPU) and reads no mask.
         if config.is_decoder:
             self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
             mask = causal_mask(config, hidden_states, attention_mask, self_cache)
+        elif (unpadded is not None and hidden_states.device.type in LineageBertAttention.per_sequence_devices
+              and not output_attentions):
+            mask = None
         else:
             mask = bidirectional_mask(config, hidden_states, attention_mask)
         encoder_mask = None
         if encoder_hidden_states is not None and encoder_attention_mask is not None:
             encoder_mask = bidirectional_mask(config, hidden_states, encoder_attention_mask, encoder_hidden_states)
-
-        # An encoder skips the padding (see LineageBertUnpadded); its outputs there are zeros. A decoder keeps the
-        # (B, T) layout its cache and causal mask are written for.
-        unpadded = self._unpadding(attention_mask)
         if unpadded is not None:
             hidden_states = unpadded.gather(hidden_states)
         sequence_output, all_hidden, all_self, all_cross = self.encoder(
