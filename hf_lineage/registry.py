@@ -8,6 +8,7 @@ needs (sizes per scale, budgets, learning rates, plot colours) is the other tabl
 """
 
 import importlib
+import importlib.util
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -191,7 +192,26 @@ def register_question_answering_pipeline() -> None:
     getattr(transformers_pipelines, "REMOVED_TASKS", {}).pop("question-answering", None)
 
 
+# LoRA's default target modules per model type (what ``LoraConfig()`` without ``target_modules`` adapts), as PEFT
+# has them for transformers' BERT ("query", "value"); lineage GPT's self-attention uses the same names.
+PEFT_LORA_TARGET_MODULES = {"lineage-bert": ["query", "value"], "lineage-gpt": ["query", "value"]}
+
+
+def register_peft_targets() -> None:
+    """Add the lineage Transformers to PEFT's default LoRA targets, when PEFT (an optional dependency) is installed;
+    the table is the dict ``LoraModel`` reads, updated in place."""
+    if importlib.util.find_spec("peft") is None:
+        return
+    try:
+        from peft.utils.constants import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING as mapping
+    except ImportError:  # a PEFT too old or broken: LoRA still works with explicit target_modules
+        return
+    for model_type, modules in PEFT_LORA_TARGET_MODULES.items():
+        mapping.setdefault(model_type, list(modules))
+
+
 def register_all() -> None:
     for family in FAMILIES:
         register_family(family)
     register_question_answering_pipeline()
+    register_peft_targets()

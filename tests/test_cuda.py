@@ -90,7 +90,7 @@ def test_bert_on_a_padded_batch_computes_on_a_gpu_what_it_computes_on_the_cpu():
         loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
         loss.backward()
         losses[device] = loss.item()
-        grads[device] = model.bert.encoder.layer[0].attention.qkv.weight.grad.cpu().clone()
+        grads[device] = model.bert.encoder.layer[0].attention.query.weight.grad.cpu().clone()
     assert losses["cuda"] == pytest.approx(losses["cpu"], abs=1e-4)
     torch.testing.assert_close(grads["cuda"], grads["cpu"], atol=1e-5, rtol=1e-3)
 

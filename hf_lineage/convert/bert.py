@@ -1,13 +1,12 @@
 """transformers' BERT <-> lineage BERT.
 
-The two models hold the same numbers under different names; the one structural difference is that lineage BERT
-fuses self-attention's query/key/value into one ``qkv`` matrix (and cross-attention's key/value into
-``key_value``), so those are concatenated one way and split the other.
+The two models hold the same numbers under different names (query/key/value are ``attention.query`` where
+transformers has ``attention.self.query``, ...); no structural difference. Lineage folders saved on disk hold
+query/key/value fused (see ``modeling_lineage_bert.WEIGHT_CONVERSIONS``), but the models' state dicts do not.
 """
 
 import re
 
-import torch
 import transformers
 
 from ..models import configuration_lineage_bert, modeling_lineage_bert
@@ -33,13 +32,13 @@ _RENAMES = [
     (r"\.crossattention\.output\.dense\.", ".crossattention.dense."),
     (r"\.crossattention\.output\.LayerNorm\.", ".crossattention.LayerNorm."),
     (r"\.crossattention\.self\.query\.", ".crossattention.query."),
+    (r"\.crossattention\.self\.key\.", ".crossattention.key."),
+    (r"\.crossattention\.self\.value\.", ".crossattention.value."),
+    (r"\.attention\.self\.query\.", ".attention.query."),
+    (r"\.attention\.self\.key\.", ".attention.key."),
+    (r"\.attention\.self\.value\.", ".attention.value."),
     (r"cls\.predictions\.transform\.dense\.", "cls.predictions.transform_dense."),
     (r"cls\.predictions\.transform\.LayerNorm\.", "cls.predictions.transform_LayerNorm."),
-]
-# Fused projections: lineage name pattern -> the transformers pieces concatenated along the output dimension.
-_FUSED = [
-    (".attention.qkv.", [".attention.self.query.", ".attention.self.key.", ".attention.self.value."]),
-    (".crossattention.key_value.", [".crossattention.self.key.", ".crossattention.self.value."]),
 ]
 # Present in transformers' state dicts but not ours: tied copies and constant buffers.
 _DROPPED = re.compile(r"(cls\.predictions\.decoder\.bias|embeddings\.position_ids|embeddings\.token_type_ids)$")
@@ -54,27 +53,17 @@ def _config_to(target_class, source_config):
 def _hf_to_lineage(state_dict):
     out = {}
     for name, tensor in state_dict.items():
-        if _DROPPED.search(name) or any(piece in name for _, pieces in _FUSED for piece in pieces):
+        if _DROPPED.search(name):
             continue
         for pattern, replacement in _RENAMES:
             name = re.sub(pattern, replacement, name)
         out[name] = tensor
-    for fused, pieces in _FUSED:
-        for name in state_dict:
-            if pieces[0] in name:
-                parts = [state_dict[name.replace(pieces[0], piece)] for piece in pieces]
-                out[name.replace(pieces[0], fused)] = torch.cat(parts, dim=0)
     return out
 
 
 def _lineage_to_hf(state_dict):
     out = {}
     for name, tensor in state_dict.items():
-        fused = next(((f, pieces) for f, pieces in _FUSED if f in name), None)
-        if fused is not None:
-            for piece, part in zip(fused[1], tensor.chunk(len(fused[1]), dim=0)):
-                out[name.replace(fused[0], piece)] = part
-            continue
         for pattern, replacement in _RENAMES:
             # invert the rename: the replacement is a literal name, the pattern an escaped one
             name = name.replace(replacement, pattern.replace("\\", ""))

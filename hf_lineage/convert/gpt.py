@@ -1,6 +1,8 @@
 """transformers' OpenAI GPT <-> lineage GPT.
 
-Parameter names are the same (lineage GPT kept transformers' ``tokens_embed``, ``h.N.attn.c_attn``, ``ln_1`` ...).
+Parameter names are the same (lineage GPT kept transformers' ``tokens_embed``, ``ln_1``, ``mlp.c_fc`` ...) except
+self-attention's projection: transformers' one fused ``h.N.attn.c_attn`` is lineage's ``h.N.attn.query``, ``key`` and
+``value`` (split on the way in, concatenated on the way out).
 The differences: transformers keeps OpenAI's ``Conv1D`` layers, whose weight is stored (in, out), where lineage GPT
 has ``nn.Linear`` (out, in), so the block weights are transposed; the task heads have other names
 (``score`` and ``multiple_choice_head.summary`` are lineage's ``classifier``); and the config fields are renamed.
@@ -73,6 +75,10 @@ def _hf_config(config):
     return transformers.OpenAIGPTConfig(**values, afn=afn, summary_first_dropout=dropout)
 
 
+_FUSED = ".attn.c_attn."  # transformers' fused q/k/v projection
+_SPLIT = [".attn.query.", ".attn.key.", ".attn.value."]  # lineage's
+
+
 def _hf_to_lineage(state_dict):
     out = {}
     for name, tensor in state_dict.items():
@@ -81,6 +87,10 @@ def _hf_to_lineage(state_dict):
         for theirs, ours in _RENAMES.items():
             if name.startswith(theirs):
                 name = ours + name[len(theirs):]
+        if _FUSED in name:  # (3C, C) after the transpose, or the (3C,) bias: q, k, v stacked
+            for piece, part in zip(_SPLIT, tensor.chunk(3, dim=0)):
+                out[name.replace(_FUSED, piece)] = part.contiguous()
+            continue
         out[name] = tensor
     return out
 
@@ -90,6 +100,11 @@ def _lineage_to_hf(state_dict, hf_class_name):
             "OpenAIGPTDoubleHeadsModel": "multiple_choice_head.summary."}.get(hf_class_name)
     out = {}
     for name, tensor in state_dict.items():
+        if _SPLIT[0] in name:
+            tensor = torch.cat([state_dict[name.replace(_SPLIT[0], piece)] for piece in _SPLIT], dim=0)
+            name = name.replace(_SPLIT[0], _FUSED)
+        elif any(piece in name for piece in _SPLIT[1:]):
+            continue  # concatenated with the query above
         if _CONV1D.search(name):
             tensor = tensor.t().contiguous()
         if name.startswith("classifier."):

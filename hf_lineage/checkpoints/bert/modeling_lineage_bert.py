@@ -19,6 +19,8 @@ from torch import nn
 from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
+from transformers.conversion_mapping import register_checkpoint_conversion_mapping
+from transformers.core_model_loading import Chunk, WeightConverter
 from transformers.generation import GenerationMixin
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
@@ -41,14 +43,16 @@ from .modeling_lineage_utils import (
     QuestionAnsweringPipelineMixin,
     attention,
     attention_implementation,
+    attention_interface,
+    bidirectional_mask,
     cache_argument,
-    causal_attention_mask,
-    check_dynamic_cache,
+    causal_mask,
     check_ids_in_range,
     check_same_shape,
     classifier_dropout,
     config_flag,
     cross_entropy,
+    is_traced,
     masked_mean,
     output_cache,
     pair_features,
@@ -79,6 +83,25 @@ AUTO_CLASSES = {
 LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageBertForIntentAndSlots"}
 
 
+# Folders saved before query, key and value were split hold one fused matrix per attention: ``qkv`` (self-attention;
+# q, k, v stacked along the output dimension) and ``key_value`` (cross-attention). Loading splits them;
+# ``save_pretrained`` fuses them again, so a folder saved now still loads with older hf_lineage releases and with the
+# modeling code shipped beside older checkpoints. The lookbehind keeps self-attention's patterns off cross-attention.
+WEIGHT_CONVERSIONS = [
+    WeightConverter(
+        source_patterns="(?<!cross)attention.qkv",
+        target_patterns=["(?<!cross)attention.query", "(?<!cross)attention.key", "(?<!cross)attention.value"],
+        operations=[Chunk(dim=0)],
+    ),
+    WeightConverter(
+        source_patterns="crossattention.key_value",
+        target_patterns=["crossattention.key", "crossattention.value"],
+        operations=[Chunk(dim=0)],
+    ),
+]
+register_checkpoint_conversion_mapping(LineageBertConfig.model_type, WEIGHT_CONVERSIONS, overwrite=True)
+
+
 class LineageBertEmbeddings(nn.Module):
     """Token + segment + position embeddings, summed, then LayerNorm and dropout (paper, section 3)."""
 
@@ -98,9 +121,10 @@ class LineageBertEmbeddings(nn.Module):
         if position_ids is None:
             position_ids = torch.arange(past_length, past_length + T, device=inputs_embeds.device)  # (T,)
         if token_type_ids is None:
-            segment = self.token_type_embeddings.weight[0]  # every token in segment A: skip the lookup
-        else:
-            segment = self.token_type_embeddings(token_type_ids)
+            # Every token in segment A: one (T,) lookup broadcast over the batch. Through the module, not its
+            # weight, so accelerate's offload hooks bring the table to the device.
+            token_type_ids = torch.zeros_like(position_ids)
+        segment = self.token_type_embeddings(token_type_ids)
         embeddings = inputs_embeds + segment + self.position_embeddings(position_ids)  # (B, T, C)
         return self.dropout(self.LayerNorm(embeddings))
 
@@ -136,8 +160,10 @@ class LineageBertUnpadded:
 class LineageBertAttention(nn.Module):
     """Multi-head attention with its output projection, residual connection and LayerNorm (post-LN).
 
-    Self-attention projects q, k, v with one fused matrix; cross-attention (decoder only) projects the query from
-    the decoder and the key/value pair from the encoder's states.
+    Query, key and value are three ``nn.Linear`` named as in transformers' BERT (``query``, ``key``, ``value``), so
+    PEFT's ``LoraConfig(target_modules=["query", "value"])`` finds them; folders saved before they were split hold
+    one fused ``qkv`` matrix (``key_value`` for cross-attention), which loading splits (``WEIGHT_CONVERSIONS``).
+    The attention itself is the function ``config._attn_implementation`` names (sdpa, eager, flex, flash ...).
     """
 
     # Devices where an unpadded batch attends one sequence at a time (measured faster on CPU); elsewhere it is padded
@@ -149,16 +175,15 @@ class LineageBertAttention(nn.Module):
         self.config = config  # read at every call: set_attn_implementation() changes config._attn_implementation
         self.num_heads = config.num_attention_heads  # fewer once heads are pruned
         self.head_size = config.hidden_size // config.num_attention_heads
+        self.scaling = self.head_size**-0.5
         self.pruned_heads = set()  # original head numbers
         self.layer_idx = layer_idx
         self.is_cross_attention = is_cross_attention
-        self.is_causal = config.is_decoder and not is_cross_attention
+        self.is_causal = config.is_decoder and not is_cross_attention  # read by the sdpa and flex interfaces
         C = config.hidden_size
-        if is_cross_attention:
-            self.query = nn.Linear(C, C)
-            self.key_value = nn.Linear(C, 2 * C)
-        else:
-            self.qkv = nn.Linear(C, 3 * C)
+        self.query = nn.Linear(C, C)
+        self.key = nn.Linear(C, C)
+        self.value = nn.Linear(C, C)
         self.attn_dropout = config.attention_probs_dropout_prob
         self.dense = nn.Linear(C, C)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -174,8 +199,9 @@ class LineageBertAttention(nn.Module):
         heads, index = pruned_head_index(heads, self.num_heads, self.head_size, self.pruned_heads)
         if not heads:
             return
-        A = self.num_heads * self.head_size  # q, k and v side by side in the fused projection
-        self.qkv = pruned_linear(self.qkv, torch.cat([index, index + A, index + 2 * A]))
+        self.query = pruned_linear(self.query, index)
+        self.key = pruned_linear(self.key, index)
+        self.value = pruned_linear(self.value, index)
         self.dense = pruned_linear(self.dense, index, dim=1)
         self.num_heads -= len(heads)
         self.pruned_heads |= heads
@@ -184,7 +210,6 @@ class LineageBertAttention(nn.Module):
                 unpadded=None):
         # hidden_states: (B, T, C), or (N, C) real tokens only when ``unpadded`` says where they sit in (B, T)
         B, T = (unpadded.batch, unpadded.length) if unpadded is not None else hidden_states.shape[:2]
-        C = hidden_states.shape[-1]
         A = self.num_heads * self.head_size  # C unless heads were pruned
         if A == 0:  # every head of this layer pruned: only the output projection's bias is left
             y = hidden_states.new_zeros(*hidden_states.shape[:-1], 0)
@@ -196,35 +221,31 @@ class LineageBertAttention(nn.Module):
                 layer = cache.cross_attention_cache.layers[self.layer_idx]
                 k, v = layer.keys, layer.values
             else:
-                k, v = map(self._heads, self.key_value(encoder_hidden_states).split(C, dim=-1))
+                k, v = self._heads(self.key(encoder_hidden_states)), self._heads(self.value(encoder_hidden_states))
                 if cache is not None:
                     k, v = cache.cross_attention_cache.update(k, v, self.layer_idx)
                     cache.is_updated[self.layer_idx] = True
-            is_causal = False
         else:
-            qkv = self.qkv(hidden_states)
-            if unpadded is not None and qkv.device.type in self.per_sequence_devices and not output_attentions:
-                y = self._attend_within_each_sequence(qkv, unpadded.lengths)  # (N, A)
+            q, k, v = self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)
+            if unpadded is not None and q.device.type in self.per_sequence_devices and not output_attentions:
+                y = self._attend_within_each_sequence(q, k, v, unpadded.lengths)  # (N, A)
                 return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), None
-            if unpadded is not None:
-                qkv = unpadded.scatter(qkv)  # (N, 3A) -> (B, T, 3A) for masked attention
-            q, k, v = map(self._heads, qkv.split(A, dim=-1))  # each (B, nh, T, hs)
+            if unpadded is not None:  # (N, A) -> (B, T, A) for masked attention
+                q, k, v = unpadded.scatter(q), unpadded.scatter(k), unpadded.scatter(v)
+            q, k, v = self._heads(q), self._heads(k), self._heads(v)  # each (B, nh, T, hs)
             if cache is not None:
                 self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
                 k, v = self_cache.update(k, v, self.layer_idx)  # (B, nh, past + T, hs)
-            # The model passes an explicit mask whenever padding or a cache makes plain causality wrong.
-            is_causal = self.is_causal and mask is None and T > 1
-        y, weights = attention(
-            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions,
-            attention_implementation(self.config),
-        )
-        y = y.transpose(1, 2).reshape(B, T, A)  # re-assemble all head outputs side by side
+        attend = attention_interface(self.config, output_attentions)
+        y, weights = attend(self, q, k, v, mask, dropout=self.attn_dropout if self.training else 0.0,
+                            scaling=self.scaling)
+        y = y.reshape(B, T, A)  # (B, T, nh, hs): all head outputs side by side
         if unpadded is not None:
             y = unpadded.gather(y)  # back to the real tokens: (N, A)
-        return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), weights
+        return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), (weights if output_attentions else None)
 
-    def _attend_within_each_sequence(self, qkv, lengths):
-        """Attention over packed tokens, (N, 3A) -> (N, A), one sequence at a time: no padding, no mask.
+    def _attend_within_each_sequence(self, q, k, v, lengths):
+        """Attention over packed tokens, (N, A) each -> (N, A), one sequence at a time: no padding, no mask.
 
         On CPU this beats the masked kernel over the padded batch, which computes every padded query and key: for
         8 sequences of 30-128 tokens, forward + backward per layer, SDPA 17.8 ms against 25.5 ms padded under bf16
@@ -234,9 +255,9 @@ class LineageBertAttention(nn.Module):
         implementation = attention_implementation(self.config)
         dropout = self.attn_dropout if self.training else 0.0
         outputs = []
-        for sequence in qkv.split(lengths):  # (T_i, 3A)
-            q, k, v = sequence.view(-1, 3, nh, hs).permute(1, 2, 0, 3)  # each (nh, T_i, hs)
-            y, _ = attention(q, k, v, None, False, dropout, False, implementation)
+        for q_i, k_i, v_i in zip(q.split(lengths), k.split(lengths), v.split(lengths)):  # (T_i, A) each
+            q_i, k_i, v_i = (x.view(-1, nh, hs).transpose(0, 1) for x in (q_i, k_i, v_i))  # (nh, T_i, hs)
+            y, _ = attention(q_i, k_i, v_i, None, False, dropout, False, implementation)
             outputs.append(y.transpose(0, 1).reshape(-1, nh * hs))
         return torch.cat(outputs)
 
@@ -349,7 +370,8 @@ class LineageBertLMPredictionHead(nn.Module):
 
     def forward(self, hidden_states):  # (..., C) -> (..., V)
         hidden_states = self.transform_LayerNorm(self.act(self.transform_dense(hidden_states)))
-        return F.linear(hidden_states, self.decoder.weight, self.bias)
+        # The decoder called as a module (not F.linear on its weight): accelerate's offload hooks run on the call.
+        return self.decoder(hidden_states) + self.bias
 
     def set_decoder(self, decoder):
         """Replace the output layer (``resize_token_embeddings`` does, with a resized copy), keeping the output bias
@@ -374,6 +396,10 @@ class LineageBertPreTrainedModel(LineagePreTrainedModel):
     base_model_prefix = "bert"
     supports_gradient_checkpointing = True
     _supports_sdpa = True
+    _supports_flex_attn = True
+    _supports_flash_attn = True
+    _supports_attention_backend = True
+    _can_compile_fullgraph = True
     _no_split_modules = ["LineageBertEmbeddings", "LineageBertLayer"]
 
     @classmethod
@@ -439,12 +465,15 @@ class LineageBertModel(LineageBertPreTrainedModel):
             check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
         return shape
 
-    def _self_attention_mask(self, attention_mask, B, T, past_length, device):
-        """Boolean (B, 1, T, S) mask, True where a query may attend; None when SDPA needs none."""
-        if self.config.is_decoder:
-            return causal_attention_mask(attention_mask, T, past_length, device)
-        padded = attention_mask is not None and not bool(attention_mask.all())
-        return attention_mask.bool()[:, None, None, :] if padded else None  # (B, 1, 1, T)
+    def _unpadding(self, attention_mask):
+        """``LineageBertUnpadded`` for a padded batch where skipping the padding is safe, else None: an encoder with
+        ``unpad_inputs``, the eager or sdpa implementation, run eagerly. Compiled, exported or traced, the padded
+        (B, T) layout stays: the split by sequence lengths would depend on the mask's values."""
+        config = self.config
+        if (attention_mask is None or config.is_decoder or not config.unpad_inputs or is_traced()
+                or attention_implementation(config) not in ("eager", "sdpa")):
+            return None
+        return None if bool(attention_mask.all()) else LineageBertUnpadded(attention_mask)
 
     def forward(
         self,
@@ -465,7 +494,6 @@ class LineageBertModel(LineageBertPreTrainedModel):
     ):
         config = self.config
         past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
-        check_dynamic_cache(past_key_values, config)
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
         return_dict = config_flag(return_dict, config.return_dict)
@@ -480,19 +508,28 @@ class LineageBertModel(LineageBertPreTrainedModel):
         past_length = cache.get_seq_length() if cache is not None else 0
 
         B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, past_length)
-        device = input_ids.device if input_ids is not None else inputs_embeds.device
-        mask = self._self_attention_mask(attention_mask, B, T, past_length, device)
-        encoder_mask = None
-        if encoder_hidden_states is not None and encoder_attention_mask is not None:
-            if not bool(encoder_attention_mask.all()):
-                encoder_mask = encoder_attention_mask.bool()[:, None, None, :]  # (B, 1, 1, S_enc)
+        if config.is_decoder and attention_mask is not None and attention_mask.shape[1] == T and past_length:
+            # A mask over the new tokens only: the cached ones were real tokens.
+            attention_mask = F.pad(attention_mask, (past_length, 0), value=1)
 
         hidden_states = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)
         # An encoder skips the padding (see LineageBertUnpadded); its outputs there are zeros. A decoder keeps the
         # (B, T) layout its cache and causal mask are written for.
-        unpadded = None
-        if mask is not None and config.unpad_inputs and not config.is_decoder:
-            unpadded = LineageBertUnpadded(attention_mask)
+        unpadded = self._unpadding(attention_mask)
+        # Masks as tensor operations, in the form the attention implementation takes (transformers' builders);
+        # none where every layer attends within each unpadded sequence (the CPU) and reads no mask.
+        if config.is_decoder:
+            self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+            mask = causal_mask(config, hidden_states, attention_mask, self_cache)
+        elif (unpadded is not None and hidden_states.device.type in LineageBertAttention.per_sequence_devices
+              and not output_attentions):
+            mask = None
+        else:
+            mask = bidirectional_mask(config, hidden_states, attention_mask)
+        encoder_mask = None
+        if encoder_hidden_states is not None and encoder_attention_mask is not None:
+            encoder_mask = bidirectional_mask(config, hidden_states, encoder_attention_mask, encoder_hidden_states)
+        if unpadded is not None:
             hidden_states = unpadded.gather(hidden_states)
         sequence_output, all_hidden, all_self, all_cross = self.encoder(
             hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions, output_hidden_states,
@@ -656,6 +693,13 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
         self.cls = nn.Module()
         self.cls.predictions = LineageBertLMPredictionHead(config)
         self.post_init()
+
+    # Copied from hf_lineage.models.modeling_lineage_gpt.LineageGPTForCausalLM.create_masks_for_generate
+    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
+        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
+        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
+        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
+        return attention_mask
 
     # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertForMaskedLM.get_output_embeddings
     def get_output_embeddings(self):

@@ -23,6 +23,8 @@ import torch.nn.functional as F
 from torch import nn
 from transformers.activations import ACT2FN
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.conversion_mapping import register_checkpoint_conversion_mapping
+from transformers.core_model_loading import Chunk, WeightConverter
 from transformers.generation import GenerationMixin
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
@@ -38,11 +40,10 @@ from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
-    attention,
-    attention_implementation,
+    attention_interface,
+    bidirectional_mask,
     cache_argument,
-    causal_attention_mask,
-    check_dynamic_cache,
+    causal_mask,
     check_ids_in_range,
     check_same_shape,
     classifier_dropout,
@@ -76,11 +77,27 @@ AUTO_CLASSES = {
 LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageGPTForIntentAndSlots"}
 
 
+# Folders saved before query, key and value were split (and transformers' OpenAI GPT) hold them fused as
+# ``attn.c_attn`` (q, k, v stacked along the output dimension). Loading splits it; ``save_pretrained`` fuses it again,
+# so a folder saved now still loads with older hf_lineage releases and the code shipped beside older checkpoints.
+WEIGHT_CONVERSIONS = [
+    WeightConverter(
+        source_patterns="attn.c_attn",
+        target_patterns=["attn.query", "attn.key", "attn.value"],
+        operations=[Chunk(dim=0)],
+    ),
+]
+register_checkpoint_conversion_mapping(LineageGPTConfig.model_type, WEIGHT_CONVERSIONS, overwrite=True)
+
+
 class LineageGPTAttention(nn.Module):
     """Masked multi-head self-attention (or cross-attention over an encoder's states) and its output projection.
 
-    Self-attention projects q, k, v with one fused matrix; cross-attention (only with ``add_cross_attention``)
-    projects the query from the decoder and the key/value pair from the encoder.
+    Self-attention projects with three ``nn.Linear``, ``query``, ``key`` and ``value`` (transformers' OpenAI GPT
+    fuses them into ``c_attn``; ``hf_lineage.convert`` and loading an older folder split it, saving fuses it
+    again: see ``WEIGHT_CONVERSIONS``), so PEFT can adapt the query and value alone. Cross-attention (only with
+    ``add_cross_attention``) projects the query from the decoder (``q_attn``) and the key/value pair from the encoder
+    (``c_attn``). The attention itself is the function ``config._attn_implementation`` names.
     """
 
     def __init__(self, config, layer_idx, is_cross_attention=False):
@@ -88,15 +105,19 @@ class LineageGPTAttention(nn.Module):
         self.config = config  # read at every call: set_attn_implementation() changes config._attn_implementation
         self.num_heads = config.num_attention_heads  # fewer once heads are pruned
         self.head_size = config.hidden_size // config.num_attention_heads
+        self.scaling = self.head_size**-0.5
         self.pruned_heads = set()  # original head numbers
         self.layer_idx = layer_idx
         self.is_cross_attention = is_cross_attention
+        self.is_causal = not is_cross_attention  # read by the sdpa and flex interfaces
         C = config.hidden_size
         if is_cross_attention:
             self.q_attn = nn.Linear(C, C)
             self.c_attn = nn.Linear(C, 2 * C)
         else:
-            self.c_attn = nn.Linear(C, 3 * C)
+            self.query = nn.Linear(C, C)
+            self.key = nn.Linear(C, C)
+            self.value = nn.Linear(C, C)
         self.c_proj = nn.Linear(C, C)
         self.attn_dropout = config.attention_probs_dropout_prob
         self.resid_dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -105,7 +126,7 @@ class LineageGPTAttention(nn.Module):
     def _heads(self, x):  # (B, T, nh * hs) -> (B, nh, T, hs)
         return x.view(*x.shape[:2], self.num_heads, self.head_size).transpose(1, 2)
 
-    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertAttention.prune_heads with self.qkv->self.c_attn, self.dense->self.c_proj
+    # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertAttention.prune_heads with self.dense->self.c_proj
     def prune_heads(self, heads):
         """Remove self-attention ``heads`` (original numbers): their q, k, v rows and output-projection columns."""
         if self.is_cross_attention:
@@ -113,8 +134,9 @@ class LineageGPTAttention(nn.Module):
         heads, index = pruned_head_index(heads, self.num_heads, self.head_size, self.pruned_heads)
         if not heads:
             return
-        A = self.num_heads * self.head_size  # q, k and v side by side in the fused projection
-        self.c_attn = pruned_linear(self.c_attn, torch.cat([index, index + A, index + 2 * A]))
+        self.query = pruned_linear(self.query, index)
+        self.key = pruned_linear(self.key, index)
+        self.value = pruned_linear(self.value, index)
         self.c_proj = pruned_linear(self.c_proj, index, dim=1)
         self.num_heads -= len(heads)
         self.pruned_heads |= heads
@@ -137,20 +159,18 @@ class LineageGPTAttention(nn.Module):
                 if cross_cache is not None:
                     k, v = cross_cache.cross_attention_cache.update(k, v, self.layer_idx)
                     cross_cache.is_updated[self.layer_idx] = True
-            is_causal = False
         else:
-            q, k, v = map(self._heads, self.c_attn(hidden_states).split(A, dim=-1))  # each (B, nh, T, hs)
+            q = self._heads(self.query(hidden_states))  # each (B, nh, T, hs)
+            k = self._heads(self.key(hidden_states))
+            v = self._heads(self.value(hidden_states))
             if cache is not None:
                 self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
                 k, v = self_cache.update(k, v, self.layer_idx)  # (B, nh, past + T, hs)
-            # The model passes an explicit mask whenever padding or a cache makes plain causality wrong.
-            is_causal = mask is None and T > 1
-        y, weights = attention(
-            q, k, v, mask, is_causal, self.attn_dropout if self.training else 0.0, output_attentions,
-            attention_implementation(self.config),
-        )
-        y = y.transpose(1, 2).reshape(B, T, A)  # re-assemble all head outputs side by side
-        return self.resid_dropout(self.c_proj(y)), weights
+        attend = attention_interface(self.config, output_attentions)
+        y, weights = attend(self, q, k, v, mask, dropout=self.attn_dropout if self.training else 0.0,
+                            scaling=self.scaling)
+        y = y.reshape(B, T, A)  # (B, T, nh, hs): all head outputs side by side
+        return self.resid_dropout(self.c_proj(y)), (weights if output_attentions else None)
 
 
 class LineageGPTMLP(nn.Module):
@@ -212,6 +232,10 @@ class LineageGPTPreTrainedModel(LineagePreTrainedModel):
     base_model_prefix = "transformer"
     supports_gradient_checkpointing = True
     _supports_sdpa = True
+    _supports_flex_attn = True
+    _supports_flash_attn = True
+    _supports_attention_backend = True
+    _can_compile_fullgraph = True
     _no_split_modules = ["LineageGPTBlock"]
 
     # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertPreTrainedModel._can_set_attn_implementation
@@ -293,7 +317,6 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
     ):
         config = self.config
         past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
-        check_dynamic_cache(past_key_values, config)
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
         return_dict = config_flag(return_dict, config.return_dict)
@@ -312,21 +335,22 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
         if attention_mask is not None and attention_mask.shape[1] == T and past_length:
             # A mask over the new tokens only: the cached ones were real tokens.
             attention_mask = F.pad(attention_mask, (past_length, 0), value=1)
-        mask = causal_attention_mask(attention_mask, T, past_length, device)
-        encoder_mask = None
-        if encoder_hidden_states is not None and encoder_attention_mask is not None:
-            if not bool(encoder_attention_mask.all()):
-                encoder_mask = encoder_attention_mask.bool()[:, None, None, :]  # (B, 1, 1, S_enc)
 
         if position_ids is None:
             position_ids = torch.arange(past_length, past_length + T, device=device)[None]  # (1, T)
-            if mask is not None and attention_mask is not None:
+            if attention_mask is not None:
                 # Left padding (batched generation): count positions from each row's first real token, so a padded
-                # prompt gets the position embeddings it would get alone. Right padding changes nothing.
+                # prompt gets the position embeddings it would get alone. Right padding (or none) changes nothing.
                 first_real = attention_mask.int().argmax(dim=-1, keepdim=True)  # (B, 1)
                 position_ids = (position_ids - first_real).clamp(min=0)  # (B, T)
         if inputs_embeds is None:
             inputs_embeds = self.tokens_embed(input_ids)
+        # Masks as tensor operations, in the form the attention implementation takes (transformers' builders).
+        self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+        mask = causal_mask(config, inputs_embeds, attention_mask, self_cache)
+        encoder_mask = None
+        if encoder_hidden_states is not None and encoder_attention_mask is not None:
+            encoder_mask = bidirectional_mask(config, inputs_embeds, encoder_attention_mask, encoder_hidden_states)
         hidden_states = inputs_embeds + self.positions_embed(position_ids)  # (B, T, C)
         if token_type_ids is not None:
             # As in transformers' OpenAI GPT: "token types" (e.g. a segment marker) are looked up in the token table.
@@ -381,6 +405,12 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
         self.transformer = LineageGPTModel(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.post_init()
+
+    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
+        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
+        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
+        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
+        return attention_mask
 
     def get_output_embeddings(self):
         return self.lm_head

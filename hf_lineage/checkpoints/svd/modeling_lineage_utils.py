@@ -11,8 +11,11 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.fx._symbolic_trace import is_fx_symbolic_tracing
 from transformers import PreTrainedModel
+from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
 from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.utils import ModelOutput
 
 from .card_lineage_utils import keep_lineage_card, model_card
@@ -265,29 +268,49 @@ def span_loss(start_logits, end_logits, start_positions, end_positions):
             + F.cross_entropy(end_logits.float(), end, ignore_index=T)) / 2
 
 
-ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
-
-
 def attention_implementation(config) -> str:
-    """``config._attn_implementation`` as the lineage Transformers read it: "sdpa" (the default) or "eager"; anything
-    else (flash attention, flex attention, a kernel from the Hub) is refused by name instead of silently running
-    another path."""
+    """``config._attn_implementation`` as the lineage Transformers read it: "sdpa" (the default), "eager", or any
+    implementation registered in transformers' ``ALL_ATTENTION_FUNCTIONS`` ("flex_attention", "flash_attention_2",
+    a kernel from the Hub ...); an unknown name is refused by name instead of silently running another path."""
     implementation = getattr(config, "_attn_implementation", None) or "sdpa"
-    if implementation not in ATTENTION_IMPLEMENTATIONS:
+    if implementation != "eager" and implementation not in ALL_ATTENTION_FUNCTIONS:
         raise ValueError(
-            f"{config.model_type} supports attn_implementation 'sdpa' (the default) and 'eager', not "
-            f"{implementation!r}; load the model with attn_implementation='sdpa' or 'eager'"
+            f"{config.model_type} runs attn_implementation 'sdpa' (the default), 'eager' or one registered in "
+            f"transformers' ALL_ATTENTION_FUNCTIONS ({', '.join(sorted(ALL_ATTENTION_FUNCTIONS))}), not "
+            f"{implementation!r}"
         )
     return implementation
 
 
-def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation="sdpa"):
-    """Scaled dot-product attention over (B, nh, T, hs) tensors; ``mask`` is boolean, True where allowed.
+def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """Attention computed here, (B, nh, T, hs) query and (B, nh, S, hs) key/value -> (B, T, nh, hs) and the
+    attention probabilities (B, nh, T, S): the "eager" entry of the attention interface (transformers'
+    ``eager_attention_forward`` pattern). ``attention_mask`` is what transformers' mask builders make: additive
+    (0 / dtype minimum) for eager, boolean (True where allowed) for sdpa, or None."""
+    scaling = query.size(-1) ** -0.5 if scaling is None else scaling
+    scores = (query @ key.transpose(-2, -1)) * scaling  # (B, nh, T, S)
+    if attention_mask is not None:
+        if attention_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        else:
+            scores = scores + attention_mask
+    weights = scores.softmax(dim=-1)
+    output = F.dropout(weights, p=dropout, training=module.training) @ value
+    return output.transpose(1, 2).contiguous(), weights
 
-    ``implementation`` "sdpa": ``F.scaled_dot_product_attention`` (fused, no T×T matrix kept for backward on most
-    backends), unless the caller asked for the weights. "eager", or whenever the weights are asked for: the
-    scores, softmax and weighted sum computed here, returning the attention probabilities (B, nh, T, S).
-    """
+
+def attention_interface(config, output_attentions=False):
+    """The attention function for ``config._attn_implementation``: ours for "eager" (and whenever the weights are
+    asked for: the fused kernels do not return them), else transformers' (sdpa, flex, flash, Hub kernels)."""
+    implementation = attention_implementation(config)
+    if implementation == "eager" or output_attentions:
+        return eager_attention_forward
+    return ALL_ATTENTION_FUNCTIONS[implementation]
+
+
+def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation="sdpa"):
+    """Scaled dot-product attention over (B, nh, T, hs) tensors without the interface's module argument (BERT's
+    per-sequence path); ``mask`` is boolean, True where allowed. "sdpa" unless the weights are asked for."""
     if implementation == "sdpa" and not need_weights:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
     scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
@@ -300,22 +323,24 @@ def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation=
     return F.dropout(weights, p=dropout_p) @ v, (weights if need_weights else None)
 
 
-def causal_attention_mask(attention_mask, T, past_length, device):
-    """Boolean (B, 1, T, S) mask for T new queries after ``past_length`` cached keys, True where a query may attend
-    (itself, the past, no padding); None when plain causal attention is right (SDPA's ``is_causal``, or one new
-    token that may see everything). ``attention_mask`` is (B, S) over past and new tokens, or None."""
-    S = past_length + T
-    padded = attention_mask is not None and not bool(attention_mask.all())
-    if not padded and (past_length == 0 or T == 1):
-        return None
-    # Query i sits at absolute position past_length + i and may see keys 0 .. past_length + i.
-    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past_length)[None, None]  # (1, 1, T, S)
-    if padded:
-        mask = mask & attention_mask.bool()[:, None, None, -S:]
-        # A query with nothing to attend to (left padding) would produce NaN: let it see everything instead;
-        # its output is padding and never used.
-        mask = mask | ~mask.any(dim=-1, keepdim=True)
-    return mask
+def is_traced() -> bool:
+    """Whether this forward is being compiled, exported or traced: then no Python branch may read tensor values
+    (the graph would break, or export fail on a data-dependent guard)."""
+    return torch.compiler.is_compiling() or torch.jit.is_tracing() or is_fx_symbolic_tracing()
+
+
+def causal_mask(config, inputs_embeds, attention_mask, cache):
+    """The causal (decoder) self-attention mask for ``config._attn_implementation``, made by transformers'
+    ``create_causal_mask``: tensor operations only (no branch on the mask's values, so ``torch.export`` and
+    ``torch.compile`` trace it), None where SDPA's ``is_causal`` is right, and sized to a static cache's length.
+    ``attention_mask`` is (B, past + T) over cached and new tokens, or None."""
+    return create_causal_mask(config, inputs_embeds, attention_mask, cache)  # 4th positional: the cache's old/new name
+
+
+def bidirectional_mask(config, inputs_embeds, attention_mask, encoder_hidden_states=None):
+    """The padding mask of an encoder's self-attention (or, with ``encoder_hidden_states``, of cross-attention over
+    the encoder's states) for ``config._attn_implementation``, made by transformers' ``create_bidirectional_mask``."""
+    return create_bidirectional_mask(config, inputs_embeds, attention_mask, encoder_hidden_states)
 
 
 def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -358,17 +383,6 @@ def cache_argument(cache, past_key_values):
         warnings.warn("`past_key_values` is deprecated since transformers 5.24 for lineage models. Use `cache` "
                       "instead.", FutureWarning, stacklevel=3)
     return past_key_values if cache is None else cache
-
-
-def check_dynamic_cache(cache, config) -> None:
-    """The Transformers' attention takes the cached keys as they come back from ``update`` (past + new positions):
-    a cache of fixed length (``cache_implementation="static"``, what ``torch.compile`` of the decoding step needs)
-    would hand back unused slots as keys. Refused by name instead of failing on a mask shape."""
-    if cache is not None and getattr(cache, "is_compileable", False):
-        raise ValueError(
-            f"{config.model_type} supports the dynamic cache only (DynamicCache, generate()'s default), not "
-            f"{type(cache).__name__}: leave cache_implementation unset (or 'dynamic')"
-        )
 
 
 def with_cache(cache) -> dict:
