@@ -171,7 +171,7 @@ def test_return_dict_in_generate_gives_each_steps_hidden_states(family):
 @pytest.mark.parametrize("family", ["word2vec", "svd"])
 def test_a_causal_lm_head_never_trained_warns_and_refuses_to_generate(family, caplog, tmp_path):
     folder = CHECKPOINTS / family  # a pre-training checkpoint: vectors, no language-model head
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="hf_lineage"):  # a recipe run earlier may have set its level
         model = AutoModelForCausalLM.from_pretrained(folder)
     assert "never been trained" in caplog.text and "Fine-tune" in caplog.text
     assert model.config.output_head_trained is False
@@ -189,7 +189,7 @@ def test_a_causal_lm_head_never_trained_warns_and_refuses_to_generate(family, ca
     assert model.config.output_head_trained is True
     model.save_pretrained(tmp_path / "trained")
     caplog.clear()
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="hf_lineage"):  # a recipe run earlier may have set its level
         trained = AutoModelForCausalLM.from_pretrained(tmp_path / "trained").eval()
     assert "never been trained" not in caplog.text
     assert trained.generate(prompt, max_new_tokens=2, do_sample=False).shape == (1, 5)

@@ -38,8 +38,10 @@ def shrink(scale: settings.Scale, monkeypatch) -> None:
         named, overrides, pretraining = spec.sizes[scale.name]
         sizes = {**spec.sizes, scale.name: (named, {**overrides, **SHRUNK_SIZES[family]}, pretraining)}
         monkeypatch.setitem(settings.LINEAGE_FAMILIES, family, dataclasses.replace(spec, sizes=sizes))
+    # One learning rate: the sweep runs the same cells at every scale (tests/test_lineage.py runs it).
     monkeypatch.setitem(settings.SCALES, scale.name, dataclasses.replace(
-        scale, vocab_size=2000, max_seq_length=32, batch_size=8, finetune_batch_size=8, min_steps=1))
+        scale, vocab_size=2000, max_seq_length=32, batch_size=8, finetune_batch_size=8, min_steps=1,
+        learning_rate_sweep=(1.0,)))
 
 
 @pytest.fixture

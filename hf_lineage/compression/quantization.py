@@ -53,11 +53,6 @@ QUANTIZATION_FILE = "quantization.json"
 WEIGHTS_FILE = "quantized_model.pt"
 KINDS = ("Linear", "LSTM")
 
-# (class name of the parent, attribute) of Linears whose weight their parent reads directly (F.linear(x, w, b)),
-# so they must stay nn.Linear: a quantized Linear's weight is a method, not a tensor.
-_WEIGHT_READ_BY_PARENT = {("LineageBertLMPredictionHead", "decoder")}
-
-
 @contextmanager
 def _quiet_deprecations():
     """torch.ao.quantization and quantized tensors warn that they are deprecated on every call (see the module
@@ -101,7 +96,7 @@ def quantizable_modules(model: nn.Module, kinds=KINDS) -> dict[str, str]:
         for child_name, module in parent.named_children():
             name = f"{parent_name}.{child_name}" if parent_name else child_name
             if "Linear" in kinds and type(module) is nn.Linear:
-                if id(module.weight) in tied or (type(parent).__name__, child_name) in _WEIGHT_READ_BY_PARENT:
+                if id(module.weight) in tied:
                     continue
                 chosen[name] = "Linear"
             # Exactly nn.LSTM: a subclass (ELMo's biLM layer) has its own forward that the int8 LSTM would lose.
