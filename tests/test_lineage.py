@@ -192,7 +192,13 @@ def test_a_rerun_reuses_every_finished_stage(full_run):
     assert [c["score"] for c in again["finetuning"]] == [c["score"] for c in results["finetuning"]]
 
 
-def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_reuses_them(tmp_path, capsys):
+def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_reuses_them(tmp_path, capsys,
+                                                                                              monkeypatch):
+    import dataclasses
+
+    # One learning rate for GPT: failure and reuse are per stage, whatever the sweep (the full run tests the sweep).
+    monkeypatch.setitem(experiment.SCALES, "tiny", dataclasses.replace(experiment.SCALES["tiny"],
+                                                                      learning_rate_sweep=(1.0,)))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"tokens": ["a", "b"], "tags": ["X"]}\n' * 10)  # two words, one tag
     out = tmp_path / "report"
