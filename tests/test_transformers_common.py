@@ -55,6 +55,7 @@ class LineageModelTester:
         self.batch_size, self.seq_length, self.is_training = batch_size, seq_length, True
         self.vocab_size, self.hidden_size, self.num_hidden_layers, self.num_attention_heads = 99, 32, 2, 4
         self.intermediate_size, self.type_vocab_size, self.num_labels, self.num_choices = 37, 16, 3, 4
+        self.add_cross_attention = False
 
     def get_config(self):
         sizes = dict(vocab_size=self.vocab_size, hidden_size=self.hidden_size, num_hidden_layers=self.num_hidden_layers,
@@ -62,7 +63,9 @@ class LineageModelTester:
                      hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
                      max_position_embeddings=512, initializer_range=0.02, num_labels=self.num_labels)
         if self.family == "bert":
-            return LineageBertConfig(**sizes, type_vocab_size=self.type_vocab_size, is_decoder=self.is_decoder)
+            return LineageBertConfig(**sizes, type_vocab_size=self.type_vocab_size,
+                                     is_decoder=self.is_decoder or self.add_cross_attention,
+                                     add_cross_attention=self.add_cross_attention)
         return LineageGPTConfig(**sizes)
 
     def prepare_config_and_inputs_for_common(self):
@@ -78,7 +81,21 @@ def classes(family, *heads):
     return tuple(getattr(hf_lineage, prefix + head) for head in heads)
 
 
-class LineageBertModelTest(ModelTesterMixin, unittest.TestCase):
+class BertWeightConversionsWithCrossAttention:
+    """Lineage BERT's folders keep the fused layouts (``WEIGHT_CONVERSIONS``: self-attention's ``qkv``,
+    cross-attention's ``key_value``). transformers' round-trip check wants every conversion to match a key, and the
+    cross-attention one matches only in a model that has cross-attention (a decoder's): it runs on one, so both are
+    checked."""
+
+    def test_reverse_loading_mapping(self):
+        self.model_tester.add_cross_attention = True
+        try:
+            super().test_reverse_loading_mapping()
+        finally:
+            self.model_tester.add_cross_attention = False
+
+
+class LineageBertModelTest(BertWeightConversionsWithCrossAttention, ModelTesterMixin, unittest.TestCase):
     all_model_classes = classes("bert", "Model", "ForMaskedLM", "ForPreTraining", "ForSequenceClassification",
                                 "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice")
 
@@ -95,7 +112,8 @@ class LineageBertModelTest(ModelTesterMixin, unittest.TestCase):
         return inputs_dict
 
 
-class LineageBertAsDecoderModelTest(ModelTesterMixin, GenerationTesterMixin, unittest.TestCase):
+class LineageBertAsDecoderModelTest(BertWeightConversionsWithCrossAttention, ModelTesterMixin, GenerationTesterMixin,
+                                    unittest.TestCase):
     all_model_classes = classes("bert", "ForCausalLM")
 
     def setUp(self):
