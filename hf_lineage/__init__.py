@@ -8,7 +8,7 @@
     model = AutoModelForMaskedLM.from_config(config)
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 from . import checkpoints  # noqa: F401  (hf_lineage.checkpoints.path("bert"): the shipped pretrained folders)
 from .models import *  # noqa: F401,F403  (the public model and config classes)
