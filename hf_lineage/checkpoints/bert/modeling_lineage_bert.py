@@ -41,7 +41,6 @@ from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
-    attention,
     attention_implementation,
     attention_interface,
     bidirectional_mask,
@@ -52,6 +51,7 @@ from .modeling_lineage_utils import (
     classifier_dropout,
     config_flag,
     cross_entropy,
+    eager_attention_forward,
     is_traced,
     masked_mean,
     output_cache,
@@ -257,8 +257,11 @@ class LineageBertAttention(nn.Module):
         outputs = []
         for q_i, k_i, v_i in zip(q.split(lengths), k.split(lengths), v.split(lengths)):  # (T_i, A) each
             q_i, k_i, v_i = (x.view(-1, nh, hs).transpose(0, 1) for x in (q_i, k_i, v_i))  # (nh, T_i, hs)
-            y, _ = attention(q_i, k_i, v_i, None, False, dropout, False, implementation)
-            outputs.append(y.transpose(0, 1).reshape(-1, nh * hs))
+            if implementation == "sdpa":
+                y = F.scaled_dot_product_attention(q_i, k_i, v_i, dropout_p=dropout).transpose(0, 1)  # (T_i, nh, hs)
+            else:  # "eager", the only other implementation this path runs (``LineageBertModel._unpadding``)
+                y, _ = eager_attention_forward(self, q_i[None], k_i[None], v_i[None], None, self.scaling, dropout)
+            outputs.append(y.reshape(-1, nh * hs))
         return torch.cat(outputs)
 
 

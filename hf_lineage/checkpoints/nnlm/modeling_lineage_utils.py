@@ -308,21 +308,6 @@ def attention_interface(config, output_attentions=False):
     return ALL_ATTENTION_FUNCTIONS[implementation]
 
 
-def attention(q, k, v, mask, is_causal, dropout_p, need_weights, implementation="sdpa"):
-    """Scaled dot-product attention over (B, nh, T, hs) tensors without the interface's module argument (BERT's
-    per-sequence path); ``mask`` is boolean, True where allowed. "sdpa" unless the weights are asked for."""
-    if implementation == "sdpa" and not need_weights:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal), None
-    scores = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5  # (B, nh, T, S)
-    if is_causal:
-        T, S = scores.shape[-2:]
-        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril(S - T)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = scores.softmax(dim=-1)
-    return F.dropout(weights, p=dropout_p) @ v, (weights if need_weights else None)
-
-
 def is_traced() -> bool:
     """Whether this forward is being compiled, exported or traced: then no Python branch may read tensor values
     (the graph would break, or export fail on a data-dependent guard)."""
