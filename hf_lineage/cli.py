@@ -91,14 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=crosslingual.__doc__.split("\n")[0])
     crosslingual.build_parser(xling_parser)
     xling_parser.set_defaults(func=lambda args: crosslingual.run_namespace(vars(args)))
-    from .lineage import build_checkpoints as checkpoints_cli
+    from .checkpoints import cli as checkpoints_cli
 
     checkpoints_parser = commands.add_parser(
         "checkpoints", help="the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub",
-        description="hf-lineage checkpoints list | build [options] | push FAMILY REPO_ID: the pretrained folders "
-                    "shipped with the package (one per family), pretrain them anew under one equal budget, or push "
-                    "one with its card to the Hugging Face Hub. "
-                    "`hf-lineage checkpoints build --help` lists its options.")
+        description=checkpoints_cli.description())
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
     from .analysis import commands as analysis_cli

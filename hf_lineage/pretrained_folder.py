@@ -1,16 +1,19 @@
 """The folder a pre-trained model is saved as, by every trainer (the engine's loop and the CPU trainers): model,
-tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes; and its push
-to the Hugging Face Hub (``hf-lineage pretrain --push-to-hub``, ``hf-lineage checkpoints push``)."""
+tokenizer, generation defaults and model card via ``save_pretrained``, loadable with the Auto classes; the code that
+loads it with ``trust_remote_code``, written into a folder without it (the shipped checkpoints); and its push to the
+Hugging Face Hub (``hf-lineage pretrain --push-to-hub``, ``hf-lineage checkpoints push``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from .models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, hub_dataset_ids, update_card
-from .registry import FAMILIES, family_of_config
+from .registry import FAMILIES, family_classes, family_of_config
 
 # ``model_max_length`` of a family without positions (NNLM, word2vec, svd, ELMo). They read any length — an
 # n-gram window, word vectors, an LSTM — but transformers' tools need a finite one: with none (1e30) run_clm.py
@@ -80,6 +83,42 @@ def generation_config_for(tokenizer, special: dict[str, Any] | None = None, **se
     never = [i for i in dict.fromkeys([tokenizer.unk_token_id, special.get("pad_token_id")])
              if i is not None and i not in needed]
     return GenerationConfig(**special, suppress_tokens=never or None, **settings)
+
+
+def write_code(folder) -> list[str]:
+    """Write into a saved lineage folder the code that loads it with ``trust_remote_code`` alone, without hf_lineage,
+    where it has none (the shipped checkpoints hold weights, config, tokenizer and card): the family's configuration,
+    modeling and tokenizer modules with the files they import, and the ``auto_map`` naming their classes in
+    ``config.json`` (and in ``tokenizer_config.json`` for a tokenizer of the family's own). The folder's model and
+    tokenizer are loaded and saved aside, as a user's ``save_pretrained`` writes them, and only those files are taken
+    from the save: the weights, tokenizer files and card stay as they are. Returns the names written."""
+    from transformers import AutoConfig, AutoTokenizer
+    from transformers.utils import logging
+
+    folder = Path(folder)
+    config = AutoConfig.from_pretrained(folder)
+    family = family_of_config(config)
+    if family is None:
+        raise ValueError(f"{folder} holds a {config.model_type!r} model, not a lineage family's: no code to write")
+    _, modeling = family_classes(family)
+    # The class it was saved as (its weights load whole); a folder that names none is the base model.
+    model_class = getattr(modeling, (config.architectures or [modeling.AUTO_CLASSES["AutoModel"]])[0])
+    written, bars = [], logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()  # a step of a command, not a load the user asked for: no loading and writing bars
+    try:
+        with tempfile.TemporaryDirectory() as temporary:
+            saved = Path(temporary)
+            model_class.from_pretrained(folder).save_pretrained(saved)
+            AutoTokenizer.from_pretrained(folder).save_pretrained(saved)
+            for name in sorted(os.listdir(saved)):
+                names_code = name == "tokenizer_config.json" and "auto_map" in json.loads((saved / name).read_text())
+                if name.endswith(".py") or name == "config.json" or names_code:
+                    shutil.copyfile(saved / name, folder / name)
+                    written.append(name)
+    finally:
+        if bars:
+            logging.enable_progress_bar()
+    return written
 
 
 # What a pretraining folder holds besides the model, left out of a push: the resumable checkpoints, the logs, the

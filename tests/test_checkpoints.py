@@ -1,10 +1,11 @@
 """The pretrained checkpoints shipped in ``hf_lineage/checkpoints`` and ``hf-lineage checkpoints build``."""
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+import transformers
+from conftest import run_without_hf_lineage
 from safetensors.torch import load_file
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
 
@@ -12,6 +13,7 @@ import hf_lineage
 from hf_lineage import checkpoints
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage.settings import SAMPLES
+from hf_lineage.registry import family_classes
 
 CAUSAL = ("nnlm", "elmo", "gpt")  # shipped with generation defaults: their pretrained heads generate
 
@@ -71,6 +73,10 @@ def test_build_writes_a_loadable_folder_and_a_word_budget_reproduces_it(tmp_path
         record = json.loads((tmp_path / "a" / family / "pretraining.json").read_text())
         assert record["budget"]["kind"] == "words" and record["seed"] == 0
         assert AutoModel.from_pretrained(tmp_path / "a" / family)
+        # The folder as shipped: no code, and no auto_map naming any (saving or pushing a loaded model writes both).
+        built = tmp_path / "a" / family
+        assert not list(built.glob("*.py")) and not (built / "__pycache__").exists()
+        assert not any("auto_map" in json.loads((built / n).read_text()) for n in ("config.json", "tokenizer_config.json"))
     gpt = json.loads((tmp_path / "a" / "gpt" / "pretraining.json").read_text())
     assert abs(gpt["words_seen"] - 4000) <= gpt["words_seen"] / gpt["steps"]
     assert not (tmp_path / "a" / "gpt" / "train_results.json").exists()  # the engine's log stays in the work dir
@@ -89,7 +95,7 @@ def test_list_names_every_shipped_checkpoint(capsys):
 
 
 def test_the_recorded_command_names_the_corpus_files_not_the_builders_folders():
-    from hf_lineage.lineage.build_checkpoints import public_command
+    from hf_lineage.checkpoints.build import public_command
 
     argv = ["--corpus", "/home/me/data/wiki.train.tokens", "--families", "bert", "--threads", "1", "--work-dir",
             "/tmp/w", "--budget-seconds", "1800", "--output-dir", "/tmp/o"]
@@ -100,7 +106,7 @@ def test_the_recorded_command_names_the_corpus_files_not_the_builders_folders():
 def test_diverged_weights_are_refused_and_nothing_is_shipped(tmp_path):
     from safetensors.torch import save_file
 
-    from hf_lineage.lineage.build_checkpoints import ship
+    from hf_lineage.checkpoints.build import ship
 
     model = tmp_path / "model"
     model.mkdir()
@@ -110,12 +116,70 @@ def test_diverged_weights_are_refused_and_nothing_is_shipped(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_code_shipped_beside_each_checkpoint_is_the_packages_own():
-    """Each folder carries the modeling code that loads it with trust_remote_code (for the Hub, without
-    hf_lineage installed); a change to the package's code (e.g. the GPU path of the vocabulary loss) must reach
-    those copies. To bring them in step: copy each file over from hf_lineage/models/."""
-    models = Path(hf_lineage.__file__).parent / "models"
-    stale = [f"{family}/{code.name}" for family in checkpoints.FAMILIES
-             for code in sorted(checkpoints.path(family).glob("*.py"))
-             if code.read_bytes() != (models / code.name).read_bytes()]
-    assert not stale, f"out of step with hf_lineage/models: {stale}"
+def test_no_code_is_shipped_and_no_config_names_any():
+    """The folders hold weights, config, tokenizer, card, generation config and the training record: the package is
+    their code. An ``auto_map`` would name files that are not there."""
+    for family in checkpoints.FAMILIES:
+        folder = checkpoints.path(family)
+        assert sorted(p.name for p in folder.iterdir() if p.suffix in (".py", ".pyc") or p.is_dir()) == []
+        for name in ("config.json", "tokenizer_config.json"):
+            assert "auto_map" not in json.loads((folder / name).read_text()), f"{family}/{name}"
+        expected = {"README.md", "config.json", "model.safetensors", "pretraining.json", "tokenizer.json",
+                    "tokenizer_config.json"} | ({"generation_config.json"} if family != "bert" else set())
+        assert expected <= {p.name for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("trust_remote_code", [False, True])
+@pytest.mark.parametrize("family", checkpoints.FAMILIES)
+def test_every_folder_loads_with_the_auto_classes_with_or_without_trust_remote_code(family, trust_remote_code):
+    folder = checkpoints.path(family)
+    config_class, modeling = family_classes(family)
+    config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    assert type(config) is config_class  # the package's class, not a copy loaded from elsewhere
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    assert type(tokenizer).__module__.startswith(("hf_lineage.", "transformers."))
+    for auto_name in ("AutoModel", "AutoModelForPreTraining", "AutoModelForCausalLM"):
+        if auto_name in modeling.AUTO_CLASSES:
+            model = getattr(transformers, auto_name).from_pretrained(folder, trust_remote_code=trust_remote_code)
+            assert type(model) is getattr(modeling, modeling.AUTO_CLASSES[auto_name])
+
+
+def test_a_loaded_shipped_model_saved_loads_with_trust_remote_code_without_hf_lineage(tmp_path):
+    """Saving writes the code and the auto_map again: the saved folder needs nothing of hf_lineage (every family, its
+    pre-training class and tokenizer, in one interpreter where ``import hf_lineage`` fails, where the base model
+    gives the same hidden states as the shipped folder's here)."""
+    text, expected = "the game was released in 2010 .", {}
+    for family in checkpoints.FAMILIES:
+        folder = checkpoints.path(family)
+        config_class, modeling = family_classes(family)
+        config = AutoConfig.from_pretrained(folder)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        getattr(modeling, config.architectures[0]).from_pretrained(folder).save_pretrained(tmp_path / family)
+        tokenizer.save_pretrained(tmp_path / family)
+        saved = json.loads((tmp_path / family / "config.json").read_text())
+        assert saved["auto_map"]["AutoConfig"] == f"{config_class.__module__.rsplit('.', 1)[1]}.{config_class.__name__}"
+        assert (tmp_path / family / f"{modeling.__name__.rsplit('.', 1)[1]}.py").is_file()
+        with torch.no_grad():
+            hidden = AutoModel.from_pretrained(folder).eval()(**tokenizer(text, return_tensors="pt"))[0]
+        expected[family] = hidden.flatten()[:16].tolist()
+    out = run_without_hf_lineage(f"""
+import json, torch
+import transformers
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+for family in {list(checkpoints.FAMILIES)!r}:
+    folder = {str(tmp_path)!r} + "/" + family
+    config = AutoConfig.from_pretrained(folder, trust_remote_code=True)
+    auto_name = next(auto for auto, ref in config.auto_map.items() if ref.endswith("." + config.architectures[0]))
+    pretrained = getattr(transformers, auto_name).from_pretrained(folder, trust_remote_code=True)
+    assert type(pretrained).__name__ == config.architectures[0]
+    model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
+    assert not type(model).__module__.startswith("hf_lineage")
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+    with torch.no_grad():
+        hidden = model(**tokenizer({text!r}, return_tensors="pt"))[0]
+    print(family, json.dumps(hidden.flatten()[:16].tolist()))
+""", cwd=tmp_path)
+    got = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1]) for line in out.strip().splitlines()}
+    assert got.keys() == expected.keys()
+    for family in expected:
+        assert got[family] == pytest.approx(expected[family], abs=1e-5), family

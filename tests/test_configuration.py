@@ -198,8 +198,12 @@ def test_a_shipped_config_saves_the_same_json_it_was_loaded_from(family, tmp_pat
     shipped = hf_lineage.checkpoints.path(family) / "config.json"
     AutoConfig.from_pretrained(shipped.parent).save_pretrained(tmp_path)
     saved, original = (json.loads(path.read_text()) for path in (tmp_path / "config.json", shipped))
-    # Every key and value but the version of transformers that wrote the file (the oldest supported one differs).
+    # Every key and value but the version of transformers that wrote the file (the oldest supported one differs),
+    # and the auto_map saving adds: the shipped folder has no code to name, the saved one its configuration file.
     assert saved.pop("transformers_version") and original.pop("transformers_version")
+    config_class, _ = family_classes(family)
+    assert saved.pop("auto_map") == {"AutoConfig": f"configuration_lineage_{family}.{config_class.__name__}"}
+    assert (tmp_path / f"configuration_lineage_{family}.py").is_file() and "auto_map" not in original
     assert saved == original
 
 

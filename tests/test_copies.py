@@ -74,8 +74,8 @@ def test_an_altered_copy_or_source_is_detected_and_fixed(tree, altered):
     assert copy.read_text().endswith("\n\ndef after():\n    return 1\n")  # the code after the copy is untouched
 
 
-def test_an_altered_shipped_copy_is_detected(tmp_path):
-    """The real files: a changed line inside a marked class of modeling_lineage_svd.py is reported."""
+def test_an_altered_copy_in_the_models_folder_is_detected(tmp_path):
+    """The real files: a changed line inside a marked class of models/modeling_lineage_svd.py is reported."""
     text = (check_copies.MODELS / "modeling_lineage_svd.py").read_text()
     altered = text.replace("    base_model_class = LineageSvdModel\n", "    base_model_class = None\n", 1)
     assert altered != text

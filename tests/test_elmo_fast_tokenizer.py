@@ -6,12 +6,12 @@ folder, the shipped checkpoint and a Hub-style folder read with ``trust_remote_c
 import itertools
 import json
 import re
-import shutil
 
 import pytest
 import torch
 from datasets import Dataset
 from transformers import (
+    AutoConfig,
     AutoModelForTokenClassification,
     AutoTokenizer,
     DataCollatorForTokenClassification,
@@ -213,9 +213,10 @@ def test_the_shipped_checkpoint_loads_the_fast_tokenizer():
 
 def test_a_hub_folder_loads_the_fast_tokenizer_with_trust_remote_code_alone(tmp_path):
     folder = hf_lineage.checkpoints.path("elmo")
-    for name in ("config.json", "configuration_lineage_elmo.py", "configuration_lineage_utils.py",
-                 "tokenization_lineage_elmo.py", "tokenizer.json", "tokenizer_config.json", "vocab.txt"):
-        shutil.copy(folder / name, tmp_path / name)
+    # The shipped folder holds no code: saving the loaded config and tokenizer writes it, with the auto_map naming it.
+    AutoConfig.from_pretrained(folder).save_pretrained(tmp_path)
+    AutoTokenizer.from_pretrained(folder).save_pretrained(tmp_path)
+    assert {"configuration_lineage_elmo.py", "tokenization_lineage_elmo.py"} <= {p.name for p in tmp_path.iterdir()}
     expected = AutoTokenizer.from_pretrained(folder)(["the cat zebra"], return_offsets_mapping=True)
     out = run_without_hf_lineage(f"""
 from transformers import AutoTokenizer

@@ -10,9 +10,10 @@ from pathlib import Path
 import huggingface_hub
 import pytest
 import torch
+from conftest import run_without_hf_lineage
 from huggingface_hub import ModelCard
 from huggingface_hub.errors import EntryNotFoundError
-from transformers import AutoModelForMaskedLM, AutoModelForQuestionAnswering, AutoTokenizer, pipeline
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForQuestionAnswering, AutoTokenizer, pipeline
 
 import hf_lineage
 from hf_lineage.cli import main as cli_main
@@ -242,24 +243,82 @@ def test_pretrain_push_to_hub_refuses_before_training_and_writes_nothing(problem
     assert not out.exists() and not hub.repos and not hub.commits
 
 
-def test_checkpoints_push_sends_the_shipped_folder_with_its_card(hub, capsys):
+def _write(files: dict, folder: Path) -> Path:
+    """A pushed repository's files, as a download of it would be."""
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def test_checkpoints_push_sends_the_shipped_folder_with_its_card_and_the_code(hub, capsys, tmp_path):
     folder = hf_lineage.checkpoints.path("bert")
     assert cli_main(["checkpoints", "push", "bert", "someone/lineage-bert-tiny"]) == 0
     assert "pushed" in capsys.readouterr().out
     [(repo, files)] = hub.commits
-    shipped = {p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".pyc"}
-    assert repo == "someone/lineage-bert-tiny" and set(files) == shipped
-    assert files["model.safetensors"] == (folder / "model.safetensors").read_bytes()
+    shipped = {p.name for p in folder.iterdir() if p.is_file()}
+    assert repo == "someone/lineage-bert-tiny" and shipped < set(files)
+    # The code is written at push time, from the package's models/, as push_to_hub writes it.
+    models = Path(hf_lineage.models.__file__).parent
+    code = set(files) - shipped
+    assert {"modeling_lineage_bert.py", "configuration_lineage_bert.py", "modeling_lineage_utils.py"} <= code
+    assert all(name.endswith(".py") and files[name] == (models / name).read_bytes() for name in code)
+    for name in shipped - {"config.json"}:  # the weights, tokenizer, card and record as shipped
+        assert files[name] == (folder / name).read_bytes(), name
+    config, original = json.loads(files["config.json"]), json.loads((folder / "config.json").read_text())
+    assert config.pop("auto_map")["AutoModelForMaskedLM"] == "modeling_lineage_bert.LineageBertForMaskedLM"
+    # Nothing else of the config changed but the version of transformers that wrote it (the oldest supported differs).
+    assert config.pop("transformers_version") and original.pop("transformers_version") and config == original
+    assert list(folder.glob("*.py")) == []  # the shipped folder itself stays without code
     card = _card(files)
     assert "CC BY-SA 3.0" in card.text and "## hf-lineage shipped checkpoint" in card.text  # the data's licence
     data = card.data.to_dict()
     assert (data["license"], data["datasets"], data["language"], data["pipeline_tag"]) == (
         "apache-2.0", ["Salesforce/wikitext"], ["en"], "fill-mask")
+    # What was pushed loads without hf_lineage and fills the mask as the shipped folder does here.
+    text = "the game was [MASK] in 2010 ."
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    with torch.no_grad():
+        expected = AutoModelForMaskedLM.from_pretrained(folder)(**tokenizer(text, return_tensors="pt")).logits
+    out = run_without_hf_lineage(f"""
+import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+folder = {str(_write(files, tmp_path / "pushed"))!r}
+model, tokenizer = (auto.from_pretrained(folder, trust_remote_code=True) for auto in (AutoModelForMaskedLM, AutoTokenizer))
+with torch.no_grad():
+    print(model(**tokenizer({text!r}, return_tensors="pt")).logits[0, 4].topk(5).indices.tolist())
+""", cwd=tmp_path)
+    assert out.split("\n")[-2] == str(expected[0, 4].topk(5).indices.tolist())
+
+
+def test_a_shipped_model_loaded_and_pushed_with_push_to_hub_loads_without_hf_lineage(hub, tmp_path):
+    """ELMo: its own tokenizer class travels too (tokenizer_config.json's auto_map)."""
+    folder = hf_lineage.checkpoints.path("elmo")
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    model.push_to_hub("someone/lineage-elmo")
+    tokenizer.push_to_hub("someone/lineage-elmo")
+    files = hub.repos["someone/lineage-elmo"]
+    assert {"modeling_lineage_elmo.py", "tokenization_lineage_elmo.py"} <= set(files)
+    assert "auto_map" in json.loads(files["config.json"]) and "auto_map" in json.loads(files["tokenizer_config.json"])
+    text = "the game was released in"
+    with torch.no_grad():
+        expected = model.eval()(**tokenizer(text, return_tensors="pt")).logits[0, -1].topk(5).indices.tolist()
+    out = run_without_hf_lineage(f"""
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+folder = {str(_write(files, tmp_path / "pushed"))!r}
+model = AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True).eval()
+tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+assert type(tokenizer).__name__ == "LineageElmoTokenizerFast", type(tokenizer)
+with torch.no_grad():
+    print(model(**tokenizer({text!r}, return_tensors="pt")).logits[0, -1].topk(5).indices.tolist())
+""", cwd=tmp_path)
+    assert out.split("\n")[-2] == str(expected)
 
 
 @pytest.mark.parametrize("family", hf_lineage.checkpoints.FAMILIES)
 def test_every_shipped_card_carries_the_hub_metadata(family):
-    from hf_lineage.lineage.build_checkpoints import shipped_card
+    from hf_lineage.checkpoints.build import shipped_card
 
     folder = hf_lineage.checkpoints.path(family)
     text = (folder / "README.md").read_text()

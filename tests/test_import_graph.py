@@ -24,12 +24,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hf_lineage"
 # ("hf_lineage" stands for the package root alone).
 LAYERS = [
     {
-        # Copied next to the weights for trust_remote_code: torch, transformers and same-folder siblings only.
-        "hf_lineage.models": "ship with the weights; import nothing of the package outside their folder",
+        # Copied next to the weights when a model is saved, for trust_remote_code: torch, transformers and same-folder
+        # siblings only.
+        "hf_lineage.models": "saved with the weights; import nothing of the package outside their folder",
     },
     {
         "hf_lineage.registry": "plugs each family's config and modeling modules (read by name) into the Auto classes",
-        "hf_lineage.checkpoints": "the shipped pretrained folders (data) and their paths, one per registered family",
+        "hf_lineage.checkpoints": "the shipped pretrained folders (data, no code) and their paths, one per registered "
+        "family",
         "hf_lineage.samples": "the data home: every shipped data sample (data) and the folders' paths; imports "
         "nothing of the package, so every layer above the models may ask it where a sample is",
         "hf_lineage.tokenization": "tokenizer trainers on the tokenizers library",
@@ -60,6 +62,8 @@ LAYERS = [
     },
     {
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
+        "hf_lineage.checkpoints.build": "builds the shipped folders with the experiment's pretraining stage",
+        "hf_lineage.checkpoints.cli": "`hf-lineage checkpoints`: lists, builds and pushes the shipped folders",
         "hf_lineage.cli": "the command line over all of it",
     },
 ]
@@ -208,16 +212,18 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
 
 
 # Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
-# cpu/svd.py); any other file name is one module's.
+# cpu/svd.py), and so may a package's command line, cli.py (checkpoints/cli.py; hf_lineage/cli.py is the whole
+# package's); any other file name is one module's.
 FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
+REPEATABLE = FAMILY_NAMED | {"cli.py"}
 
 
-def test_no_two_modules_share_a_file_name_unless_it_names_a_family():
+def test_no_two_modules_share_a_file_name_unless_it_names_a_family_or_a_command_line():
     seen = {}
     for module, path in module_files().items():
-        if path.name == "__init__.py" or path.name in FAMILY_NAMED:
+        if path.name == "__init__.py" or path.name in REPEATABLE:
             continue
-        if module.startswith(("hf_lineage.checkpoints.", "hf_lineage.metrics.")):
-            continue  # copies of models/ shipped with the weights; one evaluate module per folder, as evaluate wants
+        if module.startswith("hf_lineage.metrics."):
+            continue  # one evaluate module per folder, as evaluate wants
         seen.setdefault(path.name, []).append(module)
     assert not {name: modules for name, modules in seen.items() if len(modules) > 1}

@@ -1,8 +1,9 @@
 """Checks that code marked ``# Copied from <module>.<object> [with A->B, C->D]`` still equals its source.
 
-The files in ``hf_lineage/models`` ship next to the weights (``trust_remote_code``) and may import only torch,
-transformers and same-folder siblings, so a family repeats another's classes instead of importing them, as
-transformers' model files do. The marker says the repetition is deliberate; this check keeps the copies from drifting.
+The files in ``hf_lineage/models`` are written next to the weights whenever a model is saved (``trust_remote_code``)
+and may import only torch, transformers and same-folder siblings, so a family repeats another's classes instead of
+importing them, as transformers' model files do. Those repetitions are the only copies left to check: the shipped
+checkpoint folders hold no code (saving or pushing a loaded one writes it from ``hf_lineage/models``). The marker says the repetition is deliberate; this check keeps the copies from drifting.
 
 The marker stands on the line above a ``class`` or ``def`` (after its decorators). The object is named by its dotted
 path from the repository root (``hf_lineage.models.modeling_lineage_bert.LineageBertOutput``, or

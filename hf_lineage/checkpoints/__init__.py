@@ -6,8 +6,11 @@ whole WikiText-2 training text under one equal compute budget (``hf-lineage chec
     >>> from transformers import AutoModel
     >>> model = AutoModel.from_pretrained(hf_lineage.checkpoints.path("bert"))    # doctest: +SKIP
 
-``hf-lineage lineage`` fine-tunes these by default (``--pretrain`` pretrains anew). The folders are data; the code
-here only finds them (every registered family ships one).
+``hf-lineage lineage`` fine-tunes these by default (``--pretrain`` pretrains anew). The folders are data: weights,
+config, tokenizer, card, generation config and ``pretraining.json``, and no code. They load through the model types
+``import hf_lineage`` registers; saving or pushing a loaded model writes the code from ``hf_lineage.models`` and the
+``auto_map`` naming it, so that copy loads with ``trust_remote_code`` alone. This module only finds the folders (every
+registered family ships one); ``build`` pretrains them and ``cli`` is ``hf-lineage checkpoints``.
 """
 
 from __future__ import annotations

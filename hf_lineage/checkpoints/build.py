@@ -1,38 +1,37 @@
-"""``hf-lineage checkpoints build``: pretrain every family once, under one equal compute budget, into the folders the
-package ships (``hf_lineage/checkpoints/<family>``) and ``hf-lineage lineage`` fine-tunes by default.
-
-    hf-lineage checkpoints build --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens   # 15 min a family
-    hf-lineage checkpoints list
-    hf-lineage checkpoints push bert someone/lineage-bert-tiny    # a shipped folder, with its card, to the Hub
+"""Building the shipped checkpoints (``hf-lineage checkpoints build``): pretrain every family once, under one equal
+compute budget, into the folders the package ships (``hf_lineage/checkpoints/<family>``) and ``hf-lineage lineage``
+fine-tunes by default.
 
 Each family goes through the lineage's own pretraining stage (the engine, or word2vec's and svd's CPU trainers) at the
 tiny scale's sizes; the folder gets a model card (data, license, command, budget, words seen, loss curve, validation
 perplexity, seed) and ``pretraining.json`` with the same numbers. A budget in seconds is not reproducible run to run;
 the card gives the ``--budget-words`` command that reproduces the words each family read.
+
+A shipped folder holds weights, config, tokenizer, card, generation config and ``pretraining.json``: no code. It loads
+after ``import hf_lineage`` (the registered model types); the code that loads a folder with ``trust_remote_code``
+alone is written when a loaded model is saved or pushed (``save_pretrained``, ``push_to_hub``, ``hf-lineage
+checkpoints push``), from the package's own ``models/``, so no copy of it can fall behind.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
-from .. import checkpoints
+from ..lineage.pretraining import describe_budget, pretrain_family
+from ..lineage.settings import SCALES, LineageArguments
+from ..lineage.stage_data import prepare_corpus
 from ..models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, LICENSE, hub_dataset_ids, pipeline_tag, update_card
-from ..pretrained_folder import check_push, push_folder
-from .stage_data import prepare_corpus
-from .pretraining import describe_budget, pretrain_family
-from .settings import SCALES, LineageArguments
 
 DEFAULT_BUDGET_SECONDS = 900.0  # the equal compute budget of the shipped checkpoints: 15 minutes a family
 CORPUS_LICENSE = "CC BY-SA 3.0 (WikiText-2, Merity et al. 2016, from Wikipedia's Good and Featured articles)"
 # Files of a pretraining run the shipped folder does not need: the engine's resume checkpoints, logs and its record
-# of the run (with the builder's own paths; the card and pretraining.json say how it was trained).
-NOT_SHIPPED = ("checkpoints", "runs", "train_results.json", "logs", "run_args.json")
+# of the run (with the builder's own paths; the card and pretraining.json say how it was trained), and the code
+# save_pretrained wrote beside the weights (the package is the code; saving or pushing a loaded model writes it).
+NOT_SHIPPED = ("checkpoints", "runs", "train_results.json", "logs", "run_args.json", "*.py", "__pycache__")
 
 
 def build(corpus: list[str], validation_corpus: list[str] | None, families: list[str], output_dir: Path,
@@ -99,12 +98,14 @@ def check_finite(model_dir: Path, family: str) -> None:
 
 
 def ship(model_dir: Path, target: Path, record: dict) -> None:
-    """Copy the pretrained folder to ``target`` with its card and ``pretraining.json``, atomically."""
+    """Copy the pretrained folder to ``target``, without its code and the ``auto_map`` naming it, with its card and
+    ``pretraining.json``, atomically."""
     check_finite(model_dir, record["family"])
     staging = target.with_name(target.name + ".partial")
     if staging.exists():
         shutil.rmtree(staging)
     shutil.copytree(model_dir, staging, ignore=shutil.ignore_patterns(*NOT_SHIPPED))
+    without_auto_map(staging)
     (staging / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
     card = staging / "README.md"
     card.write_text((card.read_text() if card.exists() else "") + card_section(record))
@@ -112,6 +113,21 @@ def ship(model_dir: Path, target: Path, record: dict) -> None:
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
+
+
+def without_auto_map(folder: Path) -> None:
+    """Take ``auto_map`` out of the folder's ``config.json`` and ``tokenizer_config.json``: it names code files a
+    shipped folder does not hold. After ``import hf_lineage`` the registered classes load the folder either way, but
+    without hf_lineage ``trust_remote_code=True`` would go looking for the files; without the entry the folder says
+    what it is, a ``lineage-*`` model type that hf_lineage registers. The files are rewritten as transformers writes
+    them (two-space indent, sorted keys)."""
+    for name in ("config.json", "tokenizer_config.json"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        values = json.loads(path.read_text(encoding="utf-8"))
+        if values.pop("auto_map", None) is not None:
+            path.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def shipped_card(folder: Path, record: dict) -> str:
@@ -187,87 +203,3 @@ def machine() -> str:
     threads = torch.get_num_threads()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{platform.machine()}, {model}, {threads} torch thread(s), {gpu}, torch {torch.__version__}"
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(prog="hf-lineage checkpoints", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="action", metavar="ACTION")
-    commands.add_parser("list", help="the shipped checkpoints, where they are and how they were pretrained")
-    build_ = commands.add_parser("build", help="pretrain families into shipped checkpoint folders")
-    add = build_.add_argument
-    add("--corpus", nargs="+", required=True, metavar="FILE", help="pretraining text (WikiText format)")
-    add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the validation perplexity")
-    add("--families", nargs="+", default=list(checkpoints.FAMILIES), choices=list(checkpoints.FAMILIES))
-    add("--budget-seconds", type=float, help=f"seconds of pretraining per family (default: "
-        f"{DEFAULT_BUDGET_SECONDS:g} unless --budget-words is given)")
-    add("--budget-words", type=int, help="corpus words per family instead (reproducible)")
-    add("--output-dir", default=str(checkpoints.HERE), help="where the family folders go (default: the package's)")
-    add("--work-dir", default="checkpoints_build", help="pretraining runs (default: %(default)s)")
-    add("--threads", type=int, help="torch threads (default: torch's)")
-    add("--seed", type=int, default=0)
-    push = commands.add_parser("push", help="push a shipped checkpoint, with its card, to the Hugging Face Hub")
-    push.add_argument("family", help=f"the checkpoint's family: {', '.join(checkpoints.FAMILIES)}")
-    push.add_argument("repo_id", help="the Hub repository, NAME or OWNER/NAME (created if need be)")
-    push.add_argument("--private", action="store_true", help="create the repository private")
-    return parser
-
-
-def run_namespace(namespace: dict) -> int:
-    if namespace.get("action") == "build":
-        return _build(namespace)
-    if namespace.get("action") == "push":
-        return _push(namespace)
-    for family in checkpoints.FAMILIES:
-        if family in checkpoints.available():
-            record = checkpoints.training_record(family)
-            print(f"{family:9} {checkpoints.path(family)}  {summary_line(record)}")
-        else:
-            print(f"{family:9} (not installed)")
-    return 0
-
-
-def _build(namespace: dict) -> int:
-    import torch
-
-    if namespace["budget_seconds"] and namespace["budget_words"]:
-        print("hf-lineage checkpoints build: give --budget-seconds or --budget-words, not both", file=sys.stderr)
-        return 2
-    for path in namespace["corpus"] + (namespace["validation_corpus"] or []):
-        if not os.path.isfile(path):
-            print(f"hf-lineage checkpoints build: corpus file {path}: no such file", file=sys.stderr)
-            return 2
-    if namespace["threads"]:
-        torch.set_num_threads(namespace["threads"])
-    seconds = None if namespace["budget_words"] else namespace["budget_seconds"] or DEFAULT_BUDGET_SECONDS
-    given = sys.argv[3:] if sys.argv[1:3] == ["checkpoints", "build"] else sys.argv[1:]
-    print(f"[checkpoints] pretraining {', '.join(namespace['families'])} on {', '.join(namespace['corpus'])}, "
-          + (f"{seconds:g} s each" if seconds else f"{namespace['budget_words']:,} words each")
-          + f", into {namespace['output_dir']}", flush=True)
-    try:
-        build(namespace["corpus"], namespace["validation_corpus"], namespace["families"],
-              Path(namespace["output_dir"]), Path(namespace["work_dir"]), seconds, namespace["budget_words"],
-              namespace["seed"], public_command(given))
-    except ValueError as error:
-        print(f"hf-lineage checkpoints build: error: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _push(namespace: dict) -> int:
-    """``hf-lineage checkpoints push FAMILY REPO_ID``: the shipped folder as it is (weights, tokenizer, code, card,
-    ``pretraining.json``), after checking the family, the id and the token, so bad input pushes nothing."""
-    try:
-        folder = checkpoints.path(namespace["family"])
-        check_push(namespace["repo_id"], flag="REPO_ID")
-    except (ValueError, FileNotFoundError) as error:
-        print(f"hf-lineage checkpoints push: error: {error}", file=sys.stderr)
-        return 2
-    try:
-        url = push_folder(folder, namespace["repo_id"], f"The shipped hf-lineage {namespace['family']} checkpoint",
-                          private=namespace["private"] or None)
-    except OSError as error:  # huggingface_hub's HTTP and offline errors are OSErrors
-        print(f"hf-lineage checkpoints push: error: pushing to {namespace['repo_id']} failed "
-              f"({type(error).__name__}: {' '.join(str(error).split())})", file=sys.stderr)
-        return 1
-    print(f"pushed {folder} to {url}")
-    return 0
