@@ -321,3 +321,20 @@ def test_the_cloze_baselines_are_between_chance_and_perfect_and_the_readme_repor
     for name, (validation, test) in scores.items():  # the README's table: | name | validation | test |
         assert f"| {name} | {validation} | {test} |" in readme, name
     assert float(scores["edge word"][0]) > float(scores["majority"][0])  # the words next to the blank tell something
+
+
+def test_the_lineage_runs_the_cloze_only_when_named_and_scores_its_baselines(tmp_path):
+    from hf_lineage.lineage import scoring, settings, stage_data
+
+    assert "cloze" not in settings.DEFAULT_TASKS and settings.TASKS["cloze"].kind == "multiple_choice"
+    settings.check_arguments(settings.LineageArguments(tasks=["labeling", "cloze"]))
+    train_file, validation_file = settings.SAMPLE_PATHS["cloze"]
+    data = stage_data.prepare_task_data("cloze", {"train": str(train_file), "validation": str(validation_file)},
+                                        [300], 200, 50, tmp_path)
+    train = stage_data.read_task_file("cloze", data["files"]["train-300"])
+    validation = stage_data.read_task_file("cloze", data["files"]["validation"])
+    assert train.column_names == ["context", "choices", "label"] and len(validation) == 200
+    summaries = {summary["name"]: summary for summary, _ in scoring.score_baselines("cloze", train, validation)}
+    assert list(summaries) == ["majority position", "word frequency", "edge word"]
+    assert all(0.0 < s["score"] < 1.0 for s in summaries.values())
+    assert summaries["edge word"]["score"] > summaries["majority position"]["score"]

@@ -9,6 +9,7 @@ Pure functions over task rows (python dicts, as read from the task files)::
     qa              {"question": str, "context": str, "answers": {"text": [...], ...}}   (no text: unanswerable)
     intent_slots    {"words": [...], "slots": [...], "intent": str}
     multiple choice {"context": str with a "___" blank, "ending0": str, ..., "endingN": str, "label": int}
+                    (or the recipe's {"context", "choices": [...], "label"})
 
 Every baseline returns its predictions in the unit order the task's scorer expects, so the report scores them with the
 same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` and ``bleu_statistics``):
@@ -484,7 +485,10 @@ BLANK = "___"  # the cloze sample's blank (hf_lineage/samples/cloze)
 
 
 def choices_of(row) -> list[str]:
-    """A multiple-choice row's endings, ``ending0``, ``ending1``, ... in order."""
+    """A multiple-choice row's choices: its ``choices`` list (the recipe's columns), or ``ending0``, ``ending1``, ...
+    in order (the file's)."""
+    if "choices" in row:
+        return list(row["choices"])
     return [row[f"ending{k}"] for k in itertools.takewhile(lambda k: f"ending{k}" in row, itertools.count())]
 
 
