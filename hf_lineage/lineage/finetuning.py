@@ -98,7 +98,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         given[QuestionAnsweringArguments] = QuestionAnsweringArguments(version_2_with_negative=unanswerable,
                                                                        shortcut_checks=False)
     for arguments in recipe.arguments:  # a task's own options at their defaults (multiple choice: SWAG's columns)
-        given.setdefault(arguments, arguments())
+        if arguments not in given:
+            given[arguments] = arguments()
     callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
     metrics = recipe.run(*(given[arguments] for arguments in recipe.arguments), callbacks=callbacks)
     state.wait_for_everyone()
