@@ -76,6 +76,7 @@ def test_the_command_line_and_the_recipe_script_run_the_table_entry(name, calls,
     ("order_pairs", "predictions.tsv", "index\tsentence1\tsentence2\tlabel\tprediction\n"),
     ("generation", "generated_predictions.txt", ""),
     ("qa", "predict_predictions.json", "{}"),
+    ("cloze", "predictions.tsv", "index\tcontext\tchoice0\tchoice1\tchoice2\tchoice3\tlabel\tprediction\n"),
 ])
 def test_the_lineage_fine_tuning_stage_runs_the_table_entry(lineage_task, prediction_file, text, calls, tmp_path):
     from hf_lineage.lineage import experiment, finetuning

@@ -8,6 +8,8 @@ Pure functions over task rows (python dicts, as read from the task files)::
     generation      {"mr": str, "ref": str}   (the standardized {"source": str, "target": str} is accepted too)
     qa              {"question": str, "context": str, "answers": {"text": [...], ...}}   (no text: unanswerable)
     intent_slots    {"words": [...], "slots": [...], "intent": str}
+    multiple choice {"context": str with a "___" blank, "ending0": str, ..., "endingN": str, "label": int}
+                    (or the recipe's {"context", "choices": [...], "label"})
 
 Every baseline returns its predictions in the unit order the task's scorer expects, so the report scores them with the
 same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` and ``bleu_statistics``):
@@ -17,7 +19,8 @@ same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` 
 - generation: one output string per distinct validation MR, in order of first appearance (:func:`mr_groups` gives the
   matching reference lists);
 - qa: one answer string per validation question ("" = no answer);
-- intent_slots: one ``[intent, tags]`` per validation utterance.
+- intent_slots: one ``[intent, tags]`` per validation utterance;
+- multiple choice: the index of the chosen ending per validation item.
 
 Nothing here is random except the cross-validation folds of the logistic regressions
 (:func:`bag_of_words_logistic_regression`, :func:`edge_words_logistic_regression`), which are seeded; every tie
@@ -36,10 +39,13 @@ __all__ = [
     "TOKEN_PATTERN",
     "answer_by_counting",
     "bag_of_words_logistic_regression",
+    "edge_word_choice",
     "edge_words",
     "edge_words_logistic_regression",
     "intent_and_slots_by_counting",
     "majority_class",
+    "majority_position",
+    "most_frequent_choice",
     "most_frequent_tag",
     "mr_groups",
     "nearest_mr_retrieval",
@@ -471,3 +477,60 @@ def nearest_mr_retrieval(train_rows, validation_rows) -> list[str]:
             text = pattern.sub(lambda m, replace=replace: replace[m.group(0)], text)
         outputs.append(text)
     return outputs
+
+
+# --------------------------------------------------------------------------- multiple choice (the cloze)
+
+BLANK = "___"  # the cloze sample's blank (hf_lineage/samples/cloze)
+
+
+def choices_of(row) -> list[str]:
+    """A multiple-choice row's choices: its ``choices`` list (the recipe's columns), or ``ending0``, ``ending1``, ...
+    in order (the file's)."""
+    if "choices" in row:
+        return list(row["choices"])
+    return [row[f"ending{k}"] for k in itertools.takewhile(lambda k: f"ending{k}" in row, itertools.count())]
+
+
+def _filled(row) -> list[str]:
+    """A cloze row's sentence with the right choice in the blank, as lowercased words."""
+    return _words(row["context"].replace(BLANK, choices_of(row)[int(row["label"])]))
+
+
+def _pick(choices: list[str], score) -> int:
+    """The index of the best-scoring choice (lowercased); ties go to the first of them."""
+    return max(range(len(choices)), key=lambda k: (score(choices[k].lower()), -k))
+
+
+def majority_position(train_rows, validation_rows) -> list[int]:
+    """The training items' most frequent right position for every validation item (ties: the lowest)."""
+    position = int(_most_frequent(Counter(str(int(r["label"])) for r in train_rows)))
+    return [position] * len(validation_rows)
+
+
+def most_frequent_choice(train_rows, validation_rows) -> list[int]:
+    """The choice seen most often in the training items' sentences (the right choice in each blank): what a guess
+    from word frequency alone gets. Ties go to the first choice."""
+    counts = Counter(w for row in train_rows for w in _filled(row))
+    return [_pick(choices_of(row), lambda c: counts[c]) for row in validation_rows]
+
+
+def edge_word_choice(train_rows, validation_rows) -> list[int]:
+    """The choice the words next to the blank predict: how often the training items' sentences (the right choice in
+    each blank) have it right after the blank's left neighbour plus right before its right neighbour; ties go to the
+    more frequent word, then to the first choice. A model that reads only the two words around the blank (a bigram
+    model) gets this far."""
+    words, bigrams = Counter(), Counter()
+    for row in train_rows:
+        filled = _filled(row)
+        words.update(filled)
+        bigrams.update(itertools.pairwise(filled))
+    predictions = []
+    for row in validation_rows:
+        context = _words(row["context"])
+        i = context.index(BLANK.lower()) if BLANK in context else -1
+        left = context[i - 1] if i > 0 else None
+        right = context[i + 1] if 0 <= i < len(context) - 1 else None
+        predictions.append(_pick(choices_of(row),
+                                 lambda c: (bigrams[(left, c)] + bigrams[(c, right)], words[c])))
+    return predictions

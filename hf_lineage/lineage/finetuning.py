@@ -97,6 +97,9 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         unanswerable = any(not answer["text"] for answer in read_task_file(task, data["train"])["answers"])
         given[QuestionAnsweringArguments] = QuestionAnsweringArguments(version_2_with_negative=unanswerable,
                                                                        shortcut_checks=False)
+    for arguments in recipe.arguments:  # a task's own options at their defaults (multiple choice: SWAG's columns)
+        if arguments not in given:
+            given[arguments] = arguments()
     callbacks = [early_stopping_after(scale.min_steps, early_stopping_patience=scale.patience)]
     metrics = recipe.run(*(given[arguments] for arguments in recipe.arguments), callbacks=callbacks)
     state.wait_for_everyone()
@@ -155,7 +158,7 @@ def training_flags(run: dict) -> list[str]:
     labels = None
     if TASKS[run["task"]].kind == "sequence_labeling":
         labels = [tag for sentence in predictions for tag in sentence]
-    elif TASKS[run["task"]].kind in ("classification", "sentence_pairs"):
+    elif TASKS[run["task"]].kind in ("classification", "sentence_pairs", "multiple_choice"):
         labels = list(predictions)
     if labels:
         most = max(Counter(labels).values())
@@ -242,7 +245,8 @@ def read_predictions(kind: str, output_dir: Path, validation_file: str | None = 
         with open(output_dir / "predictions.jsonl", encoding="utf-8") as f:
             return [[row["intent"], row["slots"]] for row in map(json.loads, f)]
     with open(output_dir / "predictions.tsv", encoding="utf-8", newline="") as f:
-        return [row["prediction"] for row in csv.DictReader(f, delimiter="\t")]
+        rows = [row["prediction"] for row in csv.DictReader(f, delimiter="\t")]
+    return [int(row) for row in rows] if kind == "multiple_choice" else rows  # a choice's index
 
 
 def cell_variants(task: str, family: str, variants: list[str]) -> list[str]:

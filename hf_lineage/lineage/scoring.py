@@ -194,6 +194,15 @@ BASELINES = {
          lambda train, validation, seed: baselines.intent_and_slots_by_counting(train, validation, seed,
                                                                                 bag_of_words_intent=True)),
     ],
+    "multiple_choice": [
+        ("majority position", "the most frequent right position in training",
+         lambda train, validation, seed: baselines.majority_position(train, validation)),
+        ("word frequency", "the choice seen most often in the training sentences",
+         lambda train, validation, seed: baselines.most_frequent_choice(train, validation)),
+        ("edge word", "the choice the training sentences put most often right after the blank's left neighbour and "
+         "before its right neighbour (a bigram model of the two words next to the blank)",
+         lambda train, validation, seed: baselines.edge_word_choice(train, validation)),
+    ],
     "generation": [
         ("nearest-MR retrieval", "the first training reference of the training MR sharing most slot values, its "
          "name and near values replaced by the validation MR's",

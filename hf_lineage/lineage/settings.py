@@ -193,6 +193,12 @@ TASKS = {
                    "a third unanswerable (SQuAD 2.0 style)", "F1", True),
     "intent_slots": TaskSpec("intent_and_slots", "E2E NLG references: intent (family-friendly?) and BIO slots",
                              "exact match", True),
+    # Multiple choice, GPT's fourth input transformation (issue 45), run when named (``--tasks ... cloze``): one
+    # content word blanked, four words of its part of speech and frequency band to choose from. Its baselines are
+    # a guess by position, by word frequency and by the words next to the blank, not the bag-of-words and edge-word
+    # regressions of the context gate, so it is not counted for the contextual-vs-static claim.
+    "cloze": TaskSpec("multiple_choice", "UD English EWT: a sentence with one content word blanked, which of four "
+                      "words of its part of speech and frequency band fills it?", "accuracy", True),
 }
 # The default run: labeling and order_pairs, the word-order task the families learn at the shipped size. ``order``
 # (one sentence: original or rotated?) runs when named: with its edge words held in place (issue 42) every family in
@@ -211,6 +217,7 @@ SAMPLE_PATHS = {
        for task in ("order", "order_pairs", "shift", "wic")},
     "qa": (_samples.QA / "qa.train.jsonl", _samples.QA / "qa.validation.jsonl"),
     "intent_slots": (_samples.SLOTS / "slots.train.jsonl", _samples.SLOTS / "slots.validation.jsonl"),
+    "cloze": (_samples.CLOZE / "cloze.train.jsonl", _samples.CLOZE / "cloze.validation.jsonl"),
 }
 
 

@@ -88,6 +88,12 @@ def read_task_file(task: str, path: str):
         from ..data.readers import read_intent_and_slots
 
         return read_intent_and_slots(path)
+    if kind == "multiple_choice":  # SWAG's columns or the cloze's → context, choices, label
+        from ..tasks import DataTrainingArguments, read_data_file
+        from ..tasks.multiple_choice import MultipleChoiceArguments, standardize as standardize_choices
+
+        return standardize_choices(read_data_file(path, kind, DataTrainingArguments()), MultipleChoiceArguments(),
+                                   DataTrainingArguments(), path)
     from ..tasks import DataTrainingArguments, read_data_file, standardize
 
     return standardize(read_data_file(path, kind, DataTrainingArguments()), kind, DataTrainingArguments(), path)
@@ -96,7 +102,8 @@ def read_task_file(task: str, path: str):
 # The columns holding a task's labels: every label the evaluated data has must occur in a training subset (the recipes
 # refuse one that does not). Generation and QA have none (any text or span may be an answer).
 LABEL_COLUMNS = {"sequence_labeling": ("tags",), "classification": ("label",), "sentence_pairs": ("label",),
-                 "intent_and_slots": ("intent", "slots"), "question_answering": (), "generation": ()}
+                 "intent_and_slots": ("intent", "slots"), "question_answering": (), "generation": (),
+                 "multiple_choice": ()}
 # Columns that hold one label per word rather than one per example.
 WORD_LABEL_COLUMNS = ("tags", "slots")
 

@@ -45,7 +45,7 @@ BLEU_ORDER = 4  # sacrebleu's default max n-gram order; statistics columns: hyp_
 _KINDS = {"labeling": "labeling", "sequence_labeling": "labeling",
           "classification": "accuracy", "pairs": "accuracy", "sentence_pairs": "accuracy", "accuracy": "accuracy",
           "qa": "accuracy", "question_answering": "accuracy", "intent_slots": "accuracy",
-          "intent_and_slots": "accuracy", "generation": "bleu", "bleu": "bleu"}
+          "intent_and_slots": "accuracy", "multiple_choice": "accuracy", "generation": "bleu", "bleu": "bleu"}
 
 
 def _kind(task_kind: str) -> str:

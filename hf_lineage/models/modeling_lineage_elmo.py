@@ -44,6 +44,7 @@ from .configuration_lineage_elmo import LineageElmoConfig
 from .modeling_lineage_static import (
     ScalarMix,
     StaticVectorsForIntentAndSlots,
+    StaticVectorsForMultipleChoice,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -70,6 +71,7 @@ AUTO_CLASSES = {
     "AutoModelForTokenClassification": "LineageElmoForTokenClassification",
     "AutoModelForSequenceClassification": "LineageElmoForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageElmoForQuestionAnswering",
+    "AutoModelForMultipleChoice": "LineageElmoForMultipleChoice",
 }
 
 # hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
@@ -957,6 +959,12 @@ class LineageElmoForQuestionAnswering(LineageElmoTaskModel, StaticVectorsForQues
                                       LineageElmoPreTrainedModel):
     """Scalar mix of the biLM's layers over ``<S> question </S> <S> passage </S>`` → BiLSTM → start/end logits
     (extractive QA; ``token_type_ids`` mark the passage). The biLM is frozen unless ``freeze_bilm=False``."""
+
+
+class LineageElmoForMultipleChoice(LineageElmoTaskModel, StaticVectorsForMultipleChoice, LineageElmoPreTrainedModel):
+    """Multiple choice (a cloze, SWAG): scalar mix → BiLSTM over each (context, choice) pair, each part max-pooled →
+    one score per choice from ``[u, v, |u − v|, u * v]``, a softmax over the choices. The biLM is frozen unless
+    ``freeze_bilm=False``."""
 
 
 class LineageElmoForIntentAndSlots(LineageElmoTaskModel, StaticVectorsForIntentAndSlots, LineageElmoPreTrainedModel):

@@ -31,6 +31,7 @@ from transformers.utils import ModelOutput
 from .configuration_lineage_nnlm import LineageNNLMConfig
 from .modeling_lineage_static import (
     StaticVectorsForIntentAndSlots,
+    StaticVectorsForMultipleChoice,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -53,6 +54,7 @@ AUTO_CLASSES = {
     "AutoModelForTokenClassification": "LineageNNLMForTokenClassification",
     "AutoModelForSequenceClassification": "LineageNNLMForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageNNLMForQuestionAnswering",
+    "AutoModelForMultipleChoice": "LineageNNLMForMultipleChoice",
 }
 
 # hf_lineage's own Auto classes (transformers has none for the task) -> class name: the registry registers these
@@ -295,6 +297,13 @@ class LineageNNLMForSequenceClassification(StaticVectorsForSequenceClassificatio
 # Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForQuestionAnswering with Word2Vec->NNLM
 class LineageNNLMForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageNNLMPreTrainedModel):
     """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
+
+    base_model_class = LineageNNLMModel
+
+
+class LineageNNLMForMultipleChoice(StaticVectorsForMultipleChoice, LineageNNLMPreTrainedModel):
+    """Word vectors (table C) → BiLSTM over each (context, choice) pair → one score per choice, a softmax over the choices
+    (a cloze, SWAG)."""
 
     base_model_class = LineageNNLMModel
 

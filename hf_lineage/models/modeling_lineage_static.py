@@ -15,6 +15,8 @@ and the same two heads serve every such family:
   (Conneau et al., 2017, InferSent), the usual way to compare two sentences encoded by a recurrent model;
 * ``StaticVectorsForIntentAndSlots``: an intent per utterance and a slot tag per token, one encoder for both
   (joint intent classification and slot filling);
+* ``StaticVectorsForMultipleChoice``: one score per choice, a softmax over the choices: each (context, choice)
+  pair is read as the sentence-pair classifier reads it, ``[u, v, |u − v|, u * v]`` → a linear layer to one score;
 * ``StaticVectorsForCausalLM``: generation for a family that has no language model of its own (word2vec): the
   vectors under a left-to-right LSTM language model (the ``task_*`` sizes; always unidirectional).
 
@@ -47,6 +49,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import (
     CausalLMOutput,
     CausalLMOutputWithPast,
+    MultipleChoiceModelOutput,
     QuestionAnsweringModelOutput,
     SequenceClassifierOutput,
     TokenClassifierOutput,
@@ -490,6 +493,68 @@ class StaticVectorsForSequenceClassification(StaticVectorsTaskModel):
             (u, states), v = self._sentence_vector_and_states(features, mask), None
         hidden_states = self._hidden_states(features, states, output_hidden_states)
         return self._sentence_classifier_output(u, v, labels, return_dict, hidden_states)
+
+
+
+class StaticVectorsForMultipleChoice(StaticVectorsTaskModel):
+    """Multiple choice (SWAG, a cloze): each choice is a (context, choice) pair, read as the sentence-pair classifier
+    reads a pair — ``token_type_ids`` 1 on the choice, each part encoded on its own and max-pooled to u and v — and
+    scored by one linear layer on ``[u, v, |u − v|, u * v]``; the scores of an example's choices are normalised with
+    a softmax (cross-entropy against ``labels``, the index of the right choice). Without ``token_type_ids`` each
+    choice is one sequence, scored from its own max-pooled states.
+
+    Inputs have shape (B, num_choices, T) (ELMo's ``char_ids`` (B, num_choices, T, chars)); ``logits`` (B,
+    num_choices), as transformers' ``AutoModelForMultipleChoice`` heads take and return them.
+
+    Example::
+
+        >>> model = AutoModelForMultipleChoice.from_pretrained("my-word2vec")  # doctest: +SKIP
+        >>> batch = tokenizer(["she ___ home ."] * 2, ["went", "blue"], return_token_type_ids=True,
+        ...                   return_tensors="pt")  # doctest: +SKIP
+        >>> model(**{k: v[None] for k, v in batch.items()}).logits.shape  # doctest: +SKIP
+        torch.Size([1, 2])
+    """
+
+    accepts_loss_kwargs = False  # a per-batch mean loss: Trainer scales it under accumulation
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._build_task_model(config)
+        self.dropout = nn.Dropout(config.task_dropout)
+        self.classifier = nn.Linear(self.encoder.output_size, 1)
+        self.pair_classifier = nn.Linear(4 * self.encoder.output_size, 1)
+        self.post_init()
+        self._apply_freezing()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, return_dict=None,
+                char_ids=None, output_hidden_states=None, output_attentions=None, **kwargs):
+        if input_ids is None or input_ids.dim() != 3:
+            raise ValueError("multiple-choice inputs must have shape (batch, num_choices, sequence)")
+        num_choices = input_ids.shape[1]
+        flat = lambda x: None if x is None else x.reshape(-1, *x.shape[2:])  # noqa: E731  (B * choices, ...)
+        input_ids, attention_mask, token_type_ids, char_ids = map(flat, (input_ids, attention_mask, token_type_ids,
+                                                                         char_ids))
+        features, mask = self._encode(input_ids, attention_mask, kwargs, char_ids)
+        if token_type_ids is not None and bool((token_type_ids.bool() & mask).any()):
+            second = token_type_ids.bool() & mask
+            u, first_states = self._sentence_vector_and_states(features, mask & ~second)
+            v, second_states = self._sentence_vector_and_states(features, second)
+            states = first_states + second_states
+            scores = self.pair_classifier(self.dropout(pair_features(u, v)))
+        else:
+            u, states = self._sentence_vector_and_states(features, mask)
+            scores = self.classifier(self.dropout(u))
+        logits = scores.view(-1, num_choices)  # (B, num_choices)
+        loss = None
+        if labels is not None:
+            outside = labels[(labels < 0) | (labels >= num_choices)]
+            if outside.numel():
+                raise ValueError(f"labels contain {int(outside[0])}, but there are {num_choices} choices (a label is "
+                                 "the index of the right one, from 0)")
+            loss = cross_entropy(logits, labels.view(-1))
+        output = MultipleChoiceModelOutput(loss=loss, logits=logits,
+                                           hidden_states=self._hidden_states(features, states, output_hidden_states))
+        return tuple_or_dict(output, return_dict, self.config)
 
 
 class StaticVectorsForQuestionAnswering(QuestionAnsweringPipelineMixin, StaticVectorsTaskModel):

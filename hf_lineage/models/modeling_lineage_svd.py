@@ -23,6 +23,7 @@ from .configuration_lineage_svd import LineageSvdConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
     StaticVectorsForIntentAndSlots,
+    StaticVectorsForMultipleChoice,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -39,6 +40,7 @@ AUTO_CLASSES = {
     "AutoModelForTokenClassification": "LineageSvdForTokenClassification",
     "AutoModelForSequenceClassification": "LineageSvdForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageSvdForQuestionAnswering",
+    "AutoModelForMultipleChoice": "LineageSvdForMultipleChoice",
     "AutoModelForCausalLM": "LineageSvdForCausalLM",
 }
 
@@ -139,6 +141,13 @@ class LineageSvdForCausalLM(StaticVectorsForCausalLM, LineageSvdPreTrainedModel,
 # Copied from hf_lineage.models.modeling_lineage_word2vec.LineageWord2VecForQuestionAnswering with Word2Vec->Svd
 class LineageSvdForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageSvdPreTrainedModel):
     """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
+
+    base_model_class = LineageSvdModel
+
+
+class LineageSvdForMultipleChoice(StaticVectorsForMultipleChoice, LineageSvdPreTrainedModel):
+    """PPMI-SVD vectors → BiLSTM over each (context, choice) pair → one score per choice, a softmax over the choices
+    (a cloze, SWAG)."""
 
     base_model_class = LineageSvdModel
 

@@ -35,6 +35,7 @@ from .configuration_lineage_word2vec import LineageWord2VecConfig
 from .modeling_lineage_static import (
     StaticVectorsForCausalLM,
     StaticVectorsForIntentAndSlots,
+    StaticVectorsForMultipleChoice,
     StaticVectorsForQuestionAnswering,
     StaticVectorsForSequenceClassification,
     StaticVectorsForTokenClassification,
@@ -49,6 +50,7 @@ AUTO_CLASSES = {
     "AutoModelForTokenClassification": "LineageWord2VecForTokenClassification",
     "AutoModelForSequenceClassification": "LineageWord2VecForSequenceClassification",
     "AutoModelForQuestionAnswering": "LineageWord2VecForQuestionAnswering",
+    "AutoModelForMultipleChoice": "LineageWord2VecForMultipleChoice",
     "AutoModelForCausalLM": "LineageWord2VecForCausalLM",
 }
 
@@ -248,6 +250,13 @@ class LineageWord2VecForCausalLM(StaticVectorsForCausalLM, LineageWord2VecPreTra
 
 class LineageWord2VecForQuestionAnswering(StaticVectorsForQuestionAnswering, LineageWord2VecPreTrainedModel):
     """Input vectors → BiLSTM over question and passage → start/end logits (extractive QA)."""
+
+    base_model_class = LineageWord2VecModel
+
+
+class LineageWord2VecForMultipleChoice(StaticVectorsForMultipleChoice, LineageWord2VecPreTrainedModel):
+    """Word vectors → BiLSTM over each (context, choice) pair → one score per choice, a softmax over the choices
+    (a cloze, SWAG)."""
 
     base_model_class = LineageWord2VecModel
 

@@ -9,6 +9,7 @@ README (source, license, how it was built) of its files.
                     sentences of ``hf-lineage analyze polysemy``
     crosslingual/   German and French UPOS test and dev sets and dev text for zero-shot cross-lingual POS tagging
                     (scripts/make_crosslingual_samples.py)
+    cloze/          the multiple-choice cloze over UD English EWT, SWAG's columns (scripts/make_cloze_sample.py)
 
 The folders are data; the code here only names them, and imports nothing of the package (it sits in the lowest layer,
 beside ``hf_lineage.checkpoints``), so any module may ask it where a sample is.
@@ -29,12 +30,13 @@ QA = SAMPLES / "qa"
 SLOTS = SAMPLES / "slots"
 ANALYSIS = SAMPLES / "analysis"
 CROSSLINGUAL = SAMPLES / "crosslingual"
-FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS, CROSSLINGUAL)
+CLOZE = SAMPLES / "cloze"
+FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS, CROSSLINGUAL, CLOZE)
 
 
 def path(folder: str, name: str | None = None) -> Path:
     """The shipped sample folder ``folder`` (``lineage``, ``context_tasks``, ``qa``, ``slots``, ``analysis``,
-    ``crosslingual``), or the file ``name`` in it."""
+    ``crosslingual``, ``cloze``), or the file ``name`` in it."""
     known = {f.name: f for f in FOLDERS}
     if folder not in known:
         raise ValueError(f"no shipped sample folder {folder!r}; shipped: {', '.join(known)}")

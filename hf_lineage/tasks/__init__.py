@@ -13,6 +13,7 @@ task                    module                      what it fine-tunes for
 ``question_answering``  ``question_answering``      extractive QA (SQuAD 1.1/2.0): exact match, F1, shortcut checks
 ``intent_and_slots``    ``intent_and_slots``        an intent per utterance and a BIO slot tag per word, one model
                                                     (ATIS, SNIPS): intent accuracy, slot F1, exact match
+``multiple_choice``     ``multiple_choice``         one of N choices per context (SWAG, the embedded cloze): accuracy
 ======================  ==========================  ==================================================================
 
 Each task's ``run(*arguments, callbacks=None)`` (its argument dataclasses as ``Task.arguments`` lists them) and
@@ -38,6 +39,7 @@ from typing import Callable
 
 from transformers import (
     AutoModelForCausalLM,
+    AutoModelForMultipleChoice,
     AutoModelForQuestionAnswering,
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
@@ -46,7 +48,7 @@ from transformers import (
 )
 
 from ..registry import AutoModelForIntentAndSlots
-from . import classification, generation, intent_and_slots, labeling, question_answering
+from . import classification, generation, intent_and_slots, labeling, multiple_choice, question_answering
 from .recipe_arguments import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
 from .splits import read_data_file, standardize
 
@@ -86,6 +88,8 @@ TASKS = {task.name: task for task in [
          AutoModelForQuestionAnswering, question_answering.ARGUMENTS, question_answering.run),
     Task("intent_and_slots", "an intent per utterance and a slot tag per word (ATIS, SNIPS)",
          AutoModelForIntentAndSlots, _ARGUMENTS, intent_and_slots.run),
+    Task("multiple_choice", "one of N choices per context (SWAG, a cloze): accuracy",
+         AutoModelForMultipleChoice, multiple_choice.ARGUMENTS, multiple_choice.run),
 ]}
 
 __all__ = ["TASKS", "DataTrainingArguments", "ModelArguments", "Task", "parse_arguments", "read_data_file", "run_cli",

@@ -26,6 +26,7 @@ TASK_NAMES = {
     "sentence_pairs": "sentence-pair classification",
     "generation": "generation",
     "question_answering": "extractive question answering",
+    "multiple_choice": "multiple choice",
 }
 
 
