@@ -76,21 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
     finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
                                  help="the recipe's options")
     finetune_parser.set_defaults(func=_finetune)
-    from .lineage import experiment
+    from .lineage import cli as lineage_cli
 
     lineage_parser = commands.add_parser(
         "lineage", help="the main job: pretrain every family alike, fine-tune each on four task types, write a report",
-        description=experiment.__doc__.split("\n")[0])
-    experiment.build_parser(lineage_parser)
-    lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
-    from .lineage import crosslingual
+        description=lineage_cli.description())
+    lineage_cli.build_parser(lineage_parser)
+    lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))
+    from .crosslingual import cli as xling_cli
 
     xling_parser = commands.add_parser(
         "xling", help="multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
                       "zero-shot, with baselines, a ceiling and the vocabulary overlap",
-        description=crosslingual.__doc__.split("\n")[0])
-    crosslingual.build_parser(xling_parser)
-    xling_parser.set_defaults(func=lambda args: crosslingual.run_namespace(vars(args)))
+        description=xling_cli.description())
+    xling_cli.build_parser(xling_parser)
+    xling_parser.set_defaults(func=lambda args: xling_cli.run_namespace(vars(args)))
     from .lineage import build_checkpoints as checkpoints_cli
 
     checkpoints_parser = commands.add_parser(

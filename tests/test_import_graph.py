@@ -60,6 +60,10 @@ LAYERS = [
     },
     {
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
+    },
+    {
+        "hf_lineage.crosslingual": "the cross-lingual experiment, built from the lineage's settings, stages, "
+        "fine-tuning cells, baselines and statistics",
         "hf_lineage.cli": "the command line over all of it",
     },
 ]
@@ -208,14 +212,16 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
 
 
 # Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
-# cpu/svd.py); any other file name is one module's.
+# cpu/svd.py), and so may a package's command line, cli.py, whose folder says whose it is (lineage/cli.py); any other
+# file name is one module's.
 FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
+ROLE_NAMED = {"cli.py"}
 
 
 def test_no_two_modules_share_a_file_name_unless_it_names_a_family():
     seen = {}
     for module, path in module_files().items():
-        if path.name == "__init__.py" or path.name in FAMILY_NAMED:
+        if path.name == "__init__.py" or path.name in FAMILY_NAMED | ROLE_NAMED:
             continue
         if module.startswith(("hf_lineage.checkpoints.", "hf_lineage.metrics.")):
             continue  # copies of models/ shipped with the weights; one evaluate module per folder, as evaluate wants
