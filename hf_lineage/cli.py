@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "`hf-lineage checkpoints build --help` lists its options.")
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
-    from .analysis import commands as analysis_cli
+    from .analysis import cli as analysis_cli
 
     analyze_parser = commands.add_parser(
         "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
@@ -135,12 +135,12 @@ def _quantize(args) -> int:
 
 
 def _analyze(args) -> int:
-    from .analysis import commands as analysis_cli
+    from .analysis import cli as analysis_cli
 
     if not getattr(args, "kind", None):
         print("hf-lineage analyze: give a KIND: " + ", ".join(analysis_cli.ANALYSES), file=sys.stderr)
         return 2
-    return analysis_cli.run_namespace(args)
+    return analysis_cli.run_namespace(vars(args))
 
 
 def main(argv=None) -> int:
