@@ -48,7 +48,7 @@ DATA = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
 import hf_lineage  # noqa: E402,F401  (registers the families)
-from hf_lineage.compression import distill_task  # noqa: E402
+from hf_lineage.compression import distillation_recipe  # noqa: E402
 from hf_lineage.tasks import classification, labeling  # noqa: E402
 
 STAGES = Path("/tmp/ldef/lineage_report/stages")
@@ -130,7 +130,7 @@ def run_task(name: str, spec: dict, args, out: Path) -> list[dict]:
                 argv += ["--augmentation_file", augmentation]
             if hidden:
                 argv += ["--student_hidden_size", str(hidden)]
-            distill_task.run(*distill_task.parse_arguments(argv))
+            distillation_recipe.run(*distillation_recipe.parse_arguments(argv))
         result = json.loads((folder / "all_results.json").read_text())
         rows.append({"task": name, "model": label, "folder": str(folder), "score": result[f"eval_{spec['metric']}"],
                      "train_s": time.perf_counter() - start, "alpha_soft": alpha,

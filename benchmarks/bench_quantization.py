@@ -40,7 +40,7 @@ DATA = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
 import hf_lineage  # noqa: E402,F401  (registers the families)
-from hf_lineage.compression.prune_classifier import encode  # noqa: E402
+from hf_lineage.compression.prune_heads_recipe import encode  # noqa: E402
 from hf_lineage.compression.quantization import (  # noqa: E402
     load_float_model,
     load_quantized,

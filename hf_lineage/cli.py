@@ -76,21 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
     finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
                                  help="the recipe's options")
     finetune_parser.set_defaults(func=_finetune)
-    from .lineage import experiment
+    from .lineage import cli as lineage_cli
 
     lineage_parser = commands.add_parser(
         "lineage", help="the main job: pretrain every family alike, fine-tune each on four task types, write a report",
-        description=experiment.__doc__.split("\n")[0])
-    experiment.build_parser(lineage_parser)
-    lineage_parser.set_defaults(func=lambda args: experiment.run_namespace(vars(args)))
-    from .lineage import crosslingual
+        description=lineage_cli.description())
+    lineage_cli.build_parser(lineage_parser)
+    lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))
+    from .crosslingual import cli as xling_cli
 
     xling_parser = commands.add_parser(
         "xling", help="multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
                       "zero-shot, with baselines, a ceiling and the vocabulary overlap",
-        description=crosslingual.__doc__.split("\n")[0])
-    crosslingual.build_parser(xling_parser)
-    xling_parser.set_defaults(func=lambda args: crosslingual.run_namespace(vars(args)))
+        description=xling_cli.description())
+    xling_cli.build_parser(xling_parser)
+    xling_parser.set_defaults(func=lambda args: xling_cli.run_namespace(vars(args)))
     from .checkpoints import cli as checkpoints_cli
 
     checkpoints_parser = commands.add_parser(
@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=checkpoints_cli.description())
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
-    from .analysis import commands as analysis_cli
+    from .analysis import cli as analysis_cli
 
     analyze_parser = commands.add_parser(
         "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
@@ -132,12 +132,12 @@ def _quantize(args) -> int:
 
 
 def _analyze(args) -> int:
-    from .analysis import commands as analysis_cli
+    from .analysis import cli as analysis_cli
 
     if not getattr(args, "kind", None):
         print("hf-lineage analyze: give a KIND: " + ", ".join(analysis_cli.ANALYSES), file=sys.stderr)
         return 2
-    return analysis_cli.run_namespace(args)
+    return analysis_cli.run_namespace(vars(args))
 
 
 def main(argv=None) -> int:

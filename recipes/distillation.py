@@ -13,18 +13,18 @@ NNLM or ELMo features (Tang et al. 2019).
         --student bert-layers:1 --train_file en_ewt-ud-train.conllu --validation_file en_ewt-ud-dev.conllu \\
         --do_train --do_eval --output_dir distilled/bert1-pos
 
-Options: ``--help``; details: hf_lineage/compression/distill_task.py and docs/distillation.md.
+Options: ``--help``; details: hf_lineage/compression/distillation_recipe.py and docs/distillation.md.
 """
 
 import sys
 
-from hf_lineage.compression import distill_task
+from hf_lineage.compression import distillation_recipe
 from hf_lineage.tasks.recipe_arguments import run_cli
 
 
 def main(argv=None):
     # HfArgumentParser over (ModelArguments, DataTrainingArguments, TrainingArguments, DistillationArguments)
-    return distill_task.run(*distill_task.parse_arguments(argv))
+    return distillation_recipe.run(*distillation_recipe.parse_arguments(argv))
 
 
 if __name__ == "__main__":

@@ -7,17 +7,17 @@ against the fraction of heads removed, with and without a short fine-tuning afte
     python recipes/prune_heads.py --model_name_or_path ft/bert --train_file train.jsonl \\
         --validation_file dev.jsonl --fractions 0 0.25 0.5 0.75 1 --finetune_epochs 1 --output_dir pruned/bert
 
-Options: ``--help``; details: hf_lineage/compression/prune_classifier.py.
+Options: ``--help``; details: hf_lineage/compression/prune_heads_recipe.py.
 """
 
 import sys
 
-from hf_lineage.compression import prune_classifier
+from hf_lineage.compression import prune_heads_recipe
 from hf_lineage.tasks.recipe_arguments import run_cli
 
 
 def main(argv=None):
-    return prune_classifier.run(*prune_classifier.parse_arguments(argv))
+    return prune_heads_recipe.run(*prune_heads_recipe.parse_arguments(argv))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ exact match and F1, plus a passage-only baseline and AddSent-style distractors n
 
 Offline, on the shipped E2E-derived sample (SQuAD 2.0 style):
 
-    SAMPLES=$(python -c 'import hf_lineage.tasks.qa_sample as s; print(s.SAMPLES)')
+    SAMPLES=$(python -c 'from hf_lineage import samples; print(samples.path("qa"))')
     python recipes/question_answering.py --model_name_or_path out/bert --version_2_with_negative \\
         --train_file $SAMPLES/qa.train.jsonl --validation_file $SAMPLES/qa.validation.jsonl \\
         --do_train --do_eval --output_dir ft/bert-e2e-qa

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from hf_lineage import samples
-from hf_lineage.lineage import crosslingual
-from hf_lineage.lineage.crosslingual import (
+from hf_lineage.crosslingual import transfer
+from hf_lineage.crosslingual.transfer import (
     CrosslingualArguments,
     ceiling_data,
     check_arguments,
     finetune_and_tag,
     split_with_labels_covered,
 )
-from hf_lineage.lineage.crosslingual_report import comparisons, vocabulary_overlap
+from hf_lineage.crosslingual.transfer_report import comparisons, vocabulary_overlap
 from hf_lineage.lineage.settings import SAMPLE_PATHS, LineageError
 
 
@@ -40,7 +40,7 @@ def tiny_run(tmp_path_factory):
         targets=targets, source_train=_head(SAMPLE_PATHS["labeling"][0], folder / "en.train.jsonl", 330),
         source_validation=_head(SAMPLE_PATHS["labeling"][1], folder / "en.validation.jsonl", 40),
         source_sentences=100, pretrain_steps=4, finetune_epochs=1, seeds=2, pretraining_seeds=1, workers=0)
-    return args, crosslingual.run(args)
+    return args, transfer.run(args)
 
 
 def test_every_system_is_scored_with_an_interval(tiny_run):

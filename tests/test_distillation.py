@@ -13,7 +13,7 @@ from transformers import TrainingArguments
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from hf_lineage import LineageBertConfig, LineageWord2VecConfig
-from hf_lineage.compression import distill_task
+from hf_lineage.compression import distillation_recipe
 from hf_lineage.compression.distillation import (
     DistillationCollator,
     DistillationTrainer,
@@ -285,7 +285,7 @@ def test_the_recipe_distils_a_bert_classifier_into_fewer_layers_with_augmentatio
     augmentation = tmp_path / "unlabelled.txt"
     augmentation.write_text("a nice family friendly place\n\nnot for children\nthe food is cheap\n")
     out = tmp_path / "out"
-    results = distill_task.run(*distill_task.parse_arguments(
+    results = distillation_recipe.run(*distillation_recipe.parse_arguments(
         ["--teacher_model_name_or_path", teacher, "--student", "bert-layers:1", "--train_file", data["sst2_train"],
          "--validation_file", data["sst2_valid"], "--augmentation_file", str(augmentation), "--alpha_soft", "0.7",
          "--temperature", "3", "--output_dir", str(out), *COMMON]))
@@ -306,7 +306,7 @@ def test_the_recipe_distils_sentence_pairs_into_a_word2vec_bilstm_that_reads_bot
     augmentation = tmp_path / "pairs.txt"
     augmentation.write_text("a cheap place\tan inexpensive place\nkid friendly\tnot for children\n")
     out = tmp_path / "out"
-    distill_task.run(*distill_task.parse_arguments(
+    distillation_recipe.run(*distillation_recipe.parse_arguments(
         ["--task", "sentence_pairs", "--teacher_model_name_or_path", teacher, "--student", f"bilstm:{word2vec}",
          "--train_file", data["mrpc_train"], "--validation_file", data["mrpc_valid"], "--augmentation_file",
          str(augmentation), "--output_dir", str(out), *COMMON]))
@@ -321,11 +321,11 @@ def test_the_recipe_distils_sentence_pairs_into_a_word2vec_bilstm_that_reads_bot
 
     pairs = datasets.Dataset.from_dict({"sentence1": ["a cheap place"], "sentence2": ["an inexpensive place"]})
     for folder in (out, teacher):
-        encoded, _ = distill_task.encode(pairs, "sentence_pairs", AutoConfig.from_pretrained(folder),
-                                         AutoTokenizer.from_pretrained(folder), 64, {"0": 0, "1": 1}, "pairs")
+        encoded, _ = distillation_recipe.encode(pairs, "sentence_pairs", AutoConfig.from_pretrained(folder),
+                                                AutoTokenizer.from_pretrained(folder), 64, {"0": 0, "1": 1}, "pairs")
         assert 0 in encoded["token_type_ids"][0] and 1 in encoded["token_type_ids"][0]
     with pytest.raises(ValueError, match="two tab-separated"):
-        distill_task.read_augmentation(str(tmp_path / "out" / "README.md"), "sentence_pairs", None)
+        distillation_recipe.read_augmentation(str(tmp_path / "out" / "README.md"), "sentence_pairs", None)
 
 
 def test_the_recipe_distils_a_bert_tagger_into_a_word2vec_bilstm_across_tokenizers(tmp_path, data, word2vec):
@@ -338,7 +338,7 @@ def test_the_recipe_distils_a_bert_tagger_into_a_word2vec_bilstm_across_tokenize
     tokenizer = train_wordpiece_tokenizer(iterator=words, vocab_size=200, min_frequency=1, model_max_length=128)
     teacher = save_teacher(tmp_path / "teacher", LineageBertForTokenClassification, tokenizer, tags)
     out = tmp_path / "out"
-    distill_task.run(*distill_task.parse_arguments(
+    distillation_recipe.run(*distillation_recipe.parse_arguments(
         ["--task", "sequence_labeling", "--teacher_model_name_or_path", teacher, "--student",
          f"bilstm-word2vec:{word2vec}", "--student_hidden_size", "12", "--train_file", data["conllu"],
          "--validation_file", data["conllu"], "--max_train_samples", "40", "--max_eval_samples", "20",
@@ -366,9 +366,10 @@ def test_the_teachers_predictions_land_on_the_same_words_in_the_students_encodin
     torch.manual_seed(0)
     teacher = LineageBertForTokenClassification(LineageBertConfig.from_named(
         "tiny", vocab_size=len(wordpiece_tokenizer), num_labels=3)).eval()
-    teacher_encoded, collator = distill_task.encode(dataset, "sequence_labeling", teacher.config, wordpiece_tokenizer,
-                                                    64, label2id, "t")
-    logits = distill_task.teacher_predictions(teacher, teacher_encoded, collator, wordpiece_tokenizer, 4, "cpu")
+    teacher_encoded, collator = distillation_recipe.encode(dataset, "sequence_labeling", teacher.config,
+                                                           wordpiece_tokenizer, 64, label2id, "t")
+    logits = distillation_recipe.teacher_predictions(teacher, teacher_encoded, collator, wordpiece_tokenizer, 4,
+                                                     "cpu")
     with torch.no_grad():
         full = teacher(input_ids=torch.tensor(teacher_encoded["input_ids"])).logits[0]
     first = teacher_encoded["first_tokens"][0]
@@ -376,13 +377,14 @@ def test_the_teachers_predictions_land_on_the_same_words_in_the_students_encodin
     student_tokenizer = AutoTokenizer.from_pretrained(word2vec)
     from transformers import AutoConfig
 
-    student_encoded, _ = distill_task.encode(dataset, "sequence_labeling", AutoConfig.from_pretrained(word2vec),
-                                             student_tokenizer, 64, label2id, "s")
+    student_encoded, _ = distillation_recipe.encode(dataset, "sequence_labeling", AutoConfig.from_pretrained(word2vec),
+                                                    student_tokenizer, 64, label2id, "s")
     # [CLS] comes first and "quickest" is several WordPieces: the words sit at other positions in the two encodings
     assert first[0] == 1 and first[2] > 3 and student_encoded["first_tokens"][0] == [0, 1, 2]
-    with_columns = distill_task.with_teacher_columns(student_encoded, logits, teacher_encoded["first_tokens"])
+    with_columns = distillation_recipe.with_teacher_columns(student_encoded, logits, teacher_encoded["first_tokens"])
     assert with_columns["teacher_positions"][0] == student_encoded["first_tokens"][0]
-    on_student = distill_task.teacher_on_student_positions(with_columns, logits, teacher_encoded["first_tokens"], 3)
+    on_student = distillation_recipe.teacher_on_student_positions(with_columns, logits,
+                                                                  teacher_encoded["first_tokens"], 3)
     for word, position in enumerate(student_encoded["first_tokens"][0]):
         torch.testing.assert_close(torch.tensor(on_student[0, position]), full[first[word]])
 
@@ -390,7 +392,7 @@ def test_the_teachers_predictions_land_on_the_same_words_in_the_students_encodin
 def refused(tmp_path, argv, error=ValueError, match=None):
     out = tmp_path / "refused"
     with pytest.raises(error, match=match):
-        distill_task.run(*distill_task.parse_arguments([*argv, "--output_dir", str(out), *COMMON]))
+        distillation_recipe.run(*distillation_recipe.parse_arguments([*argv, "--output_dir", str(out), *COMMON]))
     assert not out.exists()
 
 
@@ -424,8 +426,8 @@ def test_the_recipe_refuses_bad_input_before_writing_anything(tmp_path, data, wo
     refused(tmp_path, ["--teacher_model_name_or_path", str(untrained), "--student", "bert-layers:1", *sst2],
             match="no label names")
     with pytest.raises(ValueError, match="alpha_soft"):
-        distill_task.parse_arguments(["--teacher_model_name_or_path", teacher, "--alpha_soft", "2", "--output_dir",
-                                      str(tmp_path / "x")])
+        distillation_recipe.parse_arguments(["--teacher_model_name_or_path", teacher, "--alpha_soft", "2",
+                                             "--output_dir", str(tmp_path / "x")])
 
 
 def test_the_script_turns_bad_input_into_one_error_line(tmp_path, data):

@@ -57,17 +57,18 @@ def _dataclass_options(kind: str) -> frozenset:
     from transformers import HfArgumentParser
 
     if kind == "distillation":
-        from hf_lineage.compression import distill_task
+        from hf_lineage.compression import distillation_recipe
         from hf_lineage.tasks import DataTrainingArguments, ModelArguments
         from transformers import TrainingArguments
 
-        types = (ModelArguments, DataTrainingArguments, TrainingArguments, distill_task.DistillationArguments)
+        types = (ModelArguments, DataTrainingArguments, TrainingArguments,
+                 distillation_recipe.DistillationArguments)
     elif kind == "prune_heads":
-        from hf_lineage.compression import prune_classifier
+        from hf_lineage.compression import prune_heads_recipe
         from hf_lineage.tasks import DataTrainingArguments, ModelArguments
         from transformers import TrainingArguments
 
-        types = (ModelArguments, DataTrainingArguments, TrainingArguments, prune_classifier.PruningArguments)
+        types = (ModelArguments, DataTrainingArguments, TrainingArguments, prune_heads_recipe.PruningArguments)
     else:
         from hf_lineage.tasks import TASKS
 
@@ -103,7 +104,7 @@ def check_hf_lineage(words: list[str]) -> list[str]:
             return [f"no task `hf-lineage finetune {task}`"]
         return _unknown(_flags(rest), _dataclass_options(task) | {"--help"})
     if command == "analyze":
-        from hf_lineage.analysis import commands as analysis_cli
+        from hf_lineage.analysis import cli as analysis_cli
 
         kind = rest.pop(0) if rest else None
         if kind not in analysis_cli.ANALYSES:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_lineage.lineage.crosslingual_report import report_markdown
+from hf_lineage.crosslingual.transfer_report import report_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = {"8000 steps": ROOT / "docs" / "crosslingual", "2000 steps": ROOT / "docs" / "crosslingual" / "steps2000"}

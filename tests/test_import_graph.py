@@ -64,6 +64,10 @@ LAYERS = [
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
         "hf_lineage.checkpoints.build": "builds the shipped folders with the experiment's pretraining stage",
         "hf_lineage.checkpoints.cli": "`hf-lineage checkpoints`: lists, builds and pushes the shipped folders",
+    },
+    {
+        "hf_lineage.crosslingual": "the cross-lingual experiment, built from the lineage's settings, stages, "
+        "fine-tuning cells, baselines and statistics",
         "hf_lineage.cli": "the command line over all of it",
     },
 ]
@@ -212,16 +216,16 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
 
 
 # Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
-# cpu/svd.py), and so may a package's command line, cli.py (checkpoints/cli.py; hf_lineage/cli.py is the whole
-# package's); any other file name is one module's.
+# cpu/svd.py), and so may a package's command line, cli.py, whose folder says whose it is (lineage/cli.py); any other
+# file name is one module's.
 FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
-REPEATABLE = FAMILY_NAMED | {"cli.py"}
+ROLE_NAMED = {"cli.py"}
 
 
 def test_no_two_modules_share_a_file_name_unless_it_names_a_family_or_a_command_line():
     seen = {}
     for module, path in module_files().items():
-        if path.name == "__init__.py" or path.name in REPEATABLE:
+        if path.name == "__init__.py" or path.name in FAMILY_NAMED | ROLE_NAMED:
             continue
         if module.startswith("hf_lineage.metrics."):
             continue  # one evaluate module per folder, as evaluate wants

@@ -2,6 +2,7 @@
 positions, save/load), the readers of both data formats, the metrics, the shipped E2E-derived sample and
 ``recipes/intent_and_slots.py`` end to end on it with tiny checkpoints."""
 
+import importlib.util
 import json
 
 import pytest
@@ -10,7 +11,6 @@ import torch.nn.functional as F
 import transformers
 
 from hf_lineage import AutoModelForIntentAndSlots, intent_and_slots_model_class
-from hf_lineage.data import e2e_slots
 from hf_lineage.data.readers import DataFormatError, read_intent_and_slots
 from hf_lineage.registry import FAMILIES, family_classes
 from hf_lineage.tasks import intent_and_slots
@@ -218,8 +218,17 @@ def test_exact_match_is_per_sentence_and_slot_f1_per_entity():
 # --------------------------------------------------------------------------- the shipped sample
 
 
+def _builder():
+    """scripts/make_slots_samples.py, the sample's builder (a developer tool beside the others, not in the package)."""
+    spec = importlib.util.spec_from_file_location("make_slots_samples", REPO / "scripts" / "make_slots_samples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_sample_is_reproduced_by_its_generator_and_is_consistent():
-    built = e2e_slots.build()
+    built = _builder().build()
+    assert set(built) == {"slots.train.jsonl", "slots.validation.jsonl", "manifest.json"}
     for name, data in built.items():
         assert (SAMPLES / name).read_bytes() == data, name
     manifest = json.loads(built["manifest.json"])
@@ -237,12 +246,13 @@ def test_the_sample_is_reproduced_by_its_generator_and_is_consistent():
 
 
 def test_the_generator_tags_verbatim_values_and_drops_unreliable_references():
+    builder = _builder()
     mr = "name [ The Eagle ] , food [ French ] , familyFriendly [ no ]"
-    record = e2e_slots.utterance(mr, "The Eagle serves french food and is not family @-@ friendly .")
+    record = builder.utterance(mr, "The Eagle serves french food and is not family @-@ friendly .")
     assert record["slots"][:4] == ["B-name", "I-name", "O", "B-food"] and record["intent"] == "not_family_friendly"
-    assert e2e_slots.utterance(mr, "The Eagle serves crêpes , not for families .") is None  # food paraphrased
-    assert e2e_slots.utterance(mr, "The Eagle serves French food .") is None  # familyFriendly left out
-    assert e2e_slots.utterance("name [ X ] , priceRange [ high ] , customer rating [ high ]", "X is high .") is None
+    assert builder.utterance(mr, "The Eagle serves crêpes , not for families .") is None  # food paraphrased
+    assert builder.utterance(mr, "The Eagle serves French food .") is None  # familyFriendly left out
+    assert builder.utterance("name [ X ] , priceRange [ high ] , customer rating [ high ]", "X is high .") is None
 
 
 # --------------------------------------------------------------------------- the recipe

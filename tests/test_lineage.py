@@ -16,6 +16,7 @@ import pytest
 from transformers.generation import GenerationMixin
 
 from hf_lineage.cli import main as cli_main
+from hf_lineage.lineage import cli as lineage_cli
 from hf_lineage.lineage import experiment
 
 FAMILIES = ["nnlm", "word2vec", "elmo", "gpt", "bert"]
@@ -184,9 +185,9 @@ def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(f
 
 def test_a_rerun_reuses_every_finished_stage(full_run):
     out, _, results = full_run
-    again = experiment.run_lineage(experiment.arguments_from_namespace(
-        vars(experiment.build_parser().parse_args(["--output-dir", str(out), "--tasks", *TASKS, "--variants",
-                                                   "scratch", *MINIMAL, "--workers", "0"]))))
+    again = experiment.run_lineage(lineage_cli.arguments_from_namespace(
+        vars(lineage_cli.build_parser().parse_args(["--output-dir", str(out), "--tasks", *TASKS, "--variants",
+                                                    "scratch", *MINIMAL, "--workers", "0"]))))
     stages = [*again["pretraining"].values(), *again["finetuning"]]
     assert all(stage["reused"] for stage in stages)
     assert [c["score"] for c in again["finetuning"]] == [c["score"] for c in results["finetuning"]]

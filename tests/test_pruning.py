@@ -8,7 +8,7 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification
 
 from hf_lineage import LineageBertConfig, LineageGPTConfig
-from hf_lineage.compression import prune_classifier
+from hf_lineage.compression import prune_heads_recipe
 from hf_lineage.compression.pruning import gated_heads, head_importance, layer_heads, least_important_heads
 from hf_lineage.models.modeling_lineage_bert import LineageBertForSequenceClassification, LineageBertModel
 from hf_lineage.models.modeling_lineage_gpt import LineageGPTForCausalLM
@@ -174,7 +174,7 @@ def test_least_important_heads_checks_its_fraction():
 
 
 def main(argv):  # what recipes/prune_heads.py runs
-    return prune_classifier.run(*prune_classifier.parse_arguments(argv))
+    return prune_heads_recipe.run(*prune_heads_recipe.parse_arguments(argv))
 
 
 def classifier_folder(tmp_path, wordpiece_tokenizer):

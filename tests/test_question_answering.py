@@ -5,6 +5,7 @@ recipe end to end on it (BERT, GPT, NNLM, ELMo) with its shortcut checks, the pi
 """
 
 import csv
+import importlib.util
 import json
 
 import datasets
@@ -15,14 +16,16 @@ from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
 import hf_lineage
 from hf_lineage import metrics as lineage_metrics
+from hf_lineage import samples
 from hf_lineage.convert import from_transformers
 from hf_lineage.models.pipeline_lineage_question_answering import best_answers, encode_question_context
-from hf_lineage.tasks import qa_sample
 from hf_lineage.tasks import question_answering as qa
 from hf_lineage.tasks.recipe_arguments import run_cli
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
 
-TRAIN, VALIDATION = qa_sample.sample_path("train"), qa_sample.sample_path("validation")
+from conftest import REPO
+
+TRAIN, VALIDATION = str(samples.path("qa", "qa.train.jsonl")), str(samples.path("qa", "qa.validation.jsonl"))
 COMMON = ["--do_train", "--do_eval", "--num_train_epochs", "1", "--per_device_train_batch_size", "8",
           "--per_device_eval_batch_size", "16", "--learning_rate", "1e-3", "--report_to", "none", "--save_strategy",
           "no", "--disable_tqdm", "true", "--log_level", "error", "--use_cpu", "true", "--seed", "0",
@@ -266,10 +269,20 @@ def test_squad_metric_gives_the_hand_computed_exact_match_and_f1():
 # --------------------------------------------------------------------------- the shipped sample
 
 
+def _builder():
+    """scripts/make_qa_samples.py, the sample's builder (a developer tool beside the others, not in the package)."""
+    spec = importlib.util.spec_from_file_location("make_qa_samples", REPO / "scripts" / "make_qa_samples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_sample_is_reproduced_and_every_answer_is_at_its_offset(tmp_path):
-    written = qa_sample.write(tmp_path)
+    builder = _builder()
+    written = builder.write(tmp_path)
+    assert [path.name for path in written] == ["qa.train.jsonl", "qa.validation.jsonl"]
     for path in written:
-        assert path.read_bytes() == (qa_sample.SAMPLES / path.name).read_bytes(), path.name
+        assert path.read_bytes() == samples.path("qa", path.name).read_bytes(), path.name
     train, validation = _rows(TRAIN), _rows(VALIDATION)
     assert (len(train), len(validation)) == (3000, 600)
     for rows in (train, validation):
@@ -280,9 +293,9 @@ def test_the_sample_is_reproduced_and_every_answer_is_at_its_offset(tmp_path):
                 assert row["context"][start:start + len(text)] == text
     # Unanswerable questions ask for a slot the reference's MR does not have.
     mrs = {}
-    with open(qa_sample.E2E_SAMPLES / "generation.validation.csv", encoding="utf-8", newline="") as f:
+    with open(samples.path("lineage", "generation.validation.csv"), encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
-            mrs.setdefault(row["ref"], []).append(qa_sample.parse_mr(row["mr"]))
+            mrs.setdefault(row["ref"], []).append(builder.parse_mr(row["mr"]))
     for row in validation:
         if not row["answers"]["text"]:
             assert any(row["slot"] not in mr for mr in mrs[row["context"]])

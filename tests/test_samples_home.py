@@ -1,13 +1,14 @@
 """The package's data home (``hf_lineage/samples``): every shipped data sample sits there (or, for the pretrained
-folders, in ``hf_lineage/checkpoints``), each folder with its README, every manifest's hashes match its files, and
-``pyproject.toml``'s package data takes every file of the home into a wheel (read from setuptools' own configuration,
-without building or installing anything)."""
+folders, in ``hf_lineage/checkpoints``), each folder with its README and its builder in ``scripts/``, every manifest's
+hashes match its files, and ``pyproject.toml``'s package data takes every file of the home into a wheel (read from
+setuptools' own configuration, without building or installing anything)."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -52,6 +53,18 @@ def test_the_home_is_where_the_package_says_and_every_folder_has_its_readme():
     assert samples.path("lineage", "corpus.train.txt").is_file()
     with pytest.raises(ValueError, match="no shipped sample folder 'nope'"):
         samples.path("nope")
+
+
+def test_every_folder_is_built_by_its_script_in_scripts():
+    """The builders have one home, the repository's scripts/ (developer tools, outside the package): the home's
+    docstring names each folder's builder there, the builder exists, and the folder's README names it."""
+    entries = re.findall(r"^    (\w+)/ +(.*?)(?=^    \w+/|^\S|\Z)", samples.__doc__, flags=re.M | re.S)
+    builders = {folder: re.findall(r"\((\S+\.py)\)", text) for folder, text in entries}
+    assert set(builders) == {folder.name for folder in samples.FOLDERS}
+    for folder, named in builders.items():
+        assert len(named) == 1 and named[0].startswith("scripts/make_"), (folder, named)
+        assert (REPO / named[0]).is_file(), named[0]
+        assert named[0] in (samples.path(folder) / "README.md").read_text(encoding="utf-8"), folder
 
 
 def test_the_home_module_imports_nothing_of_the_package():

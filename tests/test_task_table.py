@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from hf_lineage import cli
-from hf_lineage.tasks import TASKS, qa_sample
+from hf_lineage import cli, samples
+from hf_lineage.tasks import TASKS
 
 from conftest import REPO
 
@@ -96,7 +96,7 @@ def test_the_lineage_fine_tuning_stage_runs_the_table_entry(lineage_task, predic
     TASKS[kind] = replace(TASKS[kind], run=run_and_write)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    data = {"train": str(qa_sample.sample_path("train")), "dev": str(empty), "validation": str(empty)}
+    data = {"train": str(samples.path("qa", "qa.train.jsonl")), "dev": str(empty), "validation": str(empty)}
     finetuning.finetune("bert", lineage_task, "finetuned", tmp_path / "base", data, experiment.SCALES["tiny"],
                         experiment.LineageArguments(), 0, tmp_path / "cell")
     [(name, arguments)] = calls
@@ -109,7 +109,7 @@ def test_finetune_question_answering_runs_on_the_shipped_sample(tmp_path):
     import hf_lineage
     from hf_lineage.tokenization import train_wordpiece_tokenizer
 
-    train, validation = qa_sample.sample_path("train"), qa_sample.sample_path("validation")
+    train, validation = (str(samples.path("qa", f"qa.{split}.jsonl")) for split in ("train", "validation"))
     with open(train, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f][:200]
     tokenizer = train_wordpiece_tokenizer(iterator=[r["question"] for r in rows] + [r["context"] for r in rows],

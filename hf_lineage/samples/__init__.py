@@ -3,16 +3,17 @@ README (source, license, how it was built) of its files.
 
     lineage/        the corpus and the four task samples ``hf-lineage lineage`` runs on (scripts/make_lineage_samples.py)
     context_tasks/  the context tasks of ``hf-lineage lineage`` (scripts/make_context_tasks.py)
-    qa/             the extractive-QA sample (hf_lineage/tasks/qa_sample.py)
-    slots/          the intent-and-slots sample (hf_lineage/data/e2e_slots.py)
+    qa/             the extractive-QA sample (scripts/make_qa_samples.py)
+    slots/          the intent-and-slots sample (scripts/make_slots_samples.py)
     analysis/       the probing sample of ``hf-lineage analyze probes`` (scripts/make_probing_samples.py) and the
                     sentences of ``hf-lineage analyze polysemy``
     crosslingual/   German and French UPOS test and dev sets and dev text for zero-shot cross-lingual POS tagging
                     (scripts/make_crosslingual_samples.py)
     cloze/          the multiple-choice cloze over UD English EWT, SWAG's columns (scripts/make_cloze_sample.py)
 
-The folders are data; the code here only names them, and imports nothing of the package (it sits in the lowest layer,
-beside ``hf_lineage.checkpoints``), so any module may ask it where a sample is.
+Every folder is written by its builder in ``scripts/`` (named above), a developer tool outside the package; the
+package only reads the written files. The folders are data; the code here only names them, and imports nothing of the
+package (it sits in the lowest layer, beside ``hf_lineage.checkpoints``), so any module may ask it where a sample is.
 
     >>> from hf_lineage import samples
     >>> samples.path("lineage", "corpus.train.txt").name

@@ -18,7 +18,7 @@ span of the passage, read back as transformers' ``run_qa.py`` / ``utils_qa.py`` 
 Data: SQuAD's own JSON (``{"data": [{"paragraphs": [{"context", "qas": [...]}]}]}``, v1.1 or v2.0), or the flat
 JSON lines of Hugging Face's ``squad`` / ``squad_v2`` (``{"id", "question", "context", "answers": {"text": [...],
 "answer_start": [...]}}``), or ``--dataset_name squad`` / ``squad_v2`` from the Hub. Offline, the package ships a
-SQuAD 2.0-style sample built from E2E NLG (``hf_lineage.tasks.qa_sample.sample_path("train")``). Every answer must
+SQuAD 2.0-style sample built from E2E NLG (``hf_lineage.samples.path("qa", "qa.train.jsonl")``). Every answer must
 be found in its passage at its ``answer_start``; a training question without an answer needs
 ``--version_2_with_negative``.
 

@@ -1,5 +1,11 @@
-"""The embedded extractive-QA sample (``hf_lineage/samples/qa/qa.{train,validation}.jsonl``): SQuAD 2.0-style
+"""Build the embedded extractive-QA sample (``hf_lineage/samples/qa/qa.{train,validation}.jsonl``): SQuAD 2.0-style
 questions generated from E2E NLG meaning representations, answered by spans of the human reference.
+
+A developer tool, not part of the package: it reads the package's own E2E generation sample (no shared data) and
+(re)writes both files; the package only reads the written files (``hf_lineage.samples.path("qa", ...)``).
+
+    python scripts/make_qa_samples.py                       # rewrites hf_lineage/samples/qa/
+    python scripts/make_qa_samples.py --output-dir /tmp/qa
 
 Source: the E2E generation sample the package already ships (``hf_lineage/samples/lineage/generation.*.csv``:
 E2E ``devset.csv``, MR and reference tokenized like WikiText, split by MR), so train and validation share no MR;
@@ -21,8 +27,7 @@ SQuAD 2.0's training set. Each line: ``{"id", "title" (the venue), "slot", "ques
 "answers": {"text": [...], "answer_start": [...]}}``, the flat format of Hugging Face's ``squad_v2``.
 
 License: CC BY-SA 4.0, as E2E (an adaptation: questions written from the MRs, references unchanged); see
-``hf_lineage/samples/qa/README.md``. ``python -m hf_lineage.tasks.qa_sample [--output-dir DIR]`` rewrites the files, byte for
-byte the same.
+``hf_lineage/samples/qa/README.md``. Re-running the script rewrites the files byte for byte the same.
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ import csv
 import json
 import random
 import re
+import sys
 from pathlib import Path
 
-from .. import samples as _samples
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a checkout without installing the package
+from hf_lineage import samples as _samples  # noqa: E402
 
 SAMPLES = _samples.QA
 E2E_SAMPLES = _samples.LINEAGE
@@ -113,13 +121,6 @@ def write(output_dir: Path = SAMPLES, source_dir: Path = E2E_SAMPLES) -> list[Pa
             f.writelines(json.dumps(example, ensure_ascii=False) + "\n" for example in build(split, source_dir))
         written.append(path)
     return written
-
-
-def sample_path(split: str) -> str:
-    """Path of the shipped sample of ``split`` ("train" or "validation"), e.g. for ``--train_file``."""
-    if split not in SPLITS:
-        raise ValueError(f"Unknown split {split!r}; the QA sample has {', '.join(SPLITS)}")
-    return str(SAMPLES / f"qa.{split}.jsonl")
 
 
 def main(argv=None) -> int:

@@ -32,9 +32,10 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run_namespace(args: argparse.Namespace) -> int:
+def run_namespace(namespace: dict) -> int:
     """Parses the chosen analysis's own options with the parser its module builds, then runs it."""
-    module = analysis_module(args.kind)
-    parser = argparse.ArgumentParser(prog=f"hf-lineage analyze {args.kind}", description=ANALYSES[args.kind][1])
+    kind = namespace["kind"]
+    module = analysis_module(kind)
+    parser = argparse.ArgumentParser(prog=f"hf-lineage analyze {kind}", description=ANALYSES[kind][1])
     module.add_arguments(parser)
-    return module.main(parser.parse_args(args.analysis_args))
+    return module.main(parser.parse_args(namespace["analysis_args"]))

@@ -1,6 +1,13 @@
-"""The intent-and-slots sample (``hf_lineage/samples/slots/slots.{train,validation}.jsonl``), derived from the E2E NLG
-references embedded for ``hf-lineage lineage`` (``hf_lineage/samples/lineage/generation.{train,validation}.csv``,
-CC BY-SA 4.0), deterministically: ``python -m hf_lineage.data.e2e_slots`` rewrites the files byte for byte.
+"""Build the intent-and-slots sample (``hf_lineage/samples/slots/slots.{train,validation}.jsonl``), derived from the
+E2E NLG references embedded for ``hf-lineage lineage``
+(``hf_lineage/samples/lineage/generation.{train,validation}.csv``, CC BY-SA 4.0), deterministically: re-running the
+script rewrites the files byte for byte.
+
+A developer tool, not part of the package: it reads the package's own E2E generation sample (no shared data) and
+(re)writes the files and their ``manifest.json``; the package only reads the written files.
+
+    python scripts/make_slots_samples.py                    # rewrites hf_lineage/samples/slots/
+    python scripts/make_slots_samples.py --check            # compares instead of writing
 
 E2E pairs a meaning representation (MR: ``name [ The Eagle ] , eatType [ coffee shop ] , familyFriendly [ yes ]``)
 with a crowd-sourced reference text. Most MR values are written verbatim in the reference, so the reference is an
@@ -35,7 +42,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .. import samples as _samples
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a checkout without installing the package
+from hf_lineage import samples as _samples  # noqa: E402
 
 SOURCE = _samples.LINEAGE
 OUTPUT = _samples.SLOTS

@@ -18,7 +18,7 @@ Baselines, deterministic: the most frequent tag of each word in the English trai
 the same supervision as the models') and in the target's dev labels (the in-language one), unknown words getting the
 most frequent tag overall (d). The vocabulary overlap is the share of the target test set's word pieces (types and
 tokens) that occur in the English fine-tuning data, per model's vocabulary, and zero-shot accuracy is broken down by
-how many of a word's pieces English fine-tuning saw. The report (``crosslingual_report``) gives every score with a 95 %
+how many of a word's pieces English fine-tuning saw. The report (``transfer_report``) gives every score with a 95 %
 interval over seeds and sentences, and a verdict only where an interval excludes no difference.
 
 No stage reads a target-language label before scoring: zero-shot predictions are made from the target test set's
@@ -27,7 +27,6 @@ words alone (``predict_tags`` takes words), and the English fine-tuning never op
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -38,8 +37,8 @@ from pathlib import Path
 
 from .. import samples as _samples
 from ..data.languages import MBERT_ALPHA, language_files
-from .crosslingual_report import SOURCE, read_rows, score_run, write_report
-from .settings import SAMPLE_PATHS, SCALES, LineageArguments, LineageError
+from ..lineage.settings import SAMPLE_PATHS, SCALES, LineageArguments, LineageError
+from .transfer_report import SOURCE, read_rows, score_run, write_report
 
 CROSSLINGUAL = _samples.CROSSLINGUAL
 # What the offline run reads: English WikiText-2 and UD German GSD dev text (never a test sentence) to pre-train on;
@@ -141,7 +140,7 @@ def finetune_and_tag(model_dir: str, data: dict, tag_files: dict[str, str], args
     """Fine-tune ``model_dir`` on ``data`` (train and dev: the lineage's labeling cell, early stopping and the best
     checkpoint on dev), then tag each of ``tag_files`` (name → JSON lines) from its words alone: every evaluation set,
     English or target, is read only by ``predict_tags``, never by the fine-tuning."""
-    from .finetuning import finetune
+    from ..lineage.finetuning import finetune
 
     lineage_args = LineageArguments(keep_finetuned_models=True, seed=seed, finetune_epochs=args.finetune_epochs)
     cell = finetune("bert", "labeling", "finetuned", Path(model_dir), {**data, "validation": data["dev"]},
@@ -224,8 +223,8 @@ def ceiling_data(language: str, files: dict, folder: Path) -> dict:
 
 def run(args: CrosslingualArguments) -> dict:
     """The whole experiment; returns results.json's content and writes the report into ``args.output_dir``."""
-    from .experiment import machine
-    from .stages import Stages
+    from ..lineage.experiment import machine
+    from ..lineage.stages import Stages
 
     texts = check_arguments(args)
     started = time.time()
@@ -291,55 +290,3 @@ def describe(args: CrosslingualArguments, texts: dict) -> str:
             f"{', '.join(args.targets)}; in-language ceilings on each target's dev labels); report in "
             f"{args.output_dir}")
 
-
-# --------------------------------------------------------------------------- command line
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(prog="hf-lineage xling", description=__doc__.split("\n")[0])
-    defaults = CrosslingualArguments()
-    add = parser.add_argument
-    add("--output-dir", default=defaults.output_dir, help="where the report, results and stages go (%(default)s)")
-    add("--scale", default=defaults.scale, choices=list(SCALES), help="BERT's size and batches (lineage scales)")
-    add("--pretraining-text", nargs="+", metavar="LANG=PATH",
-        help="the multilingual model's text, English (en) and at least one more language; the English-only model "
-             "reads the en files (default: the embedded WikiText-2 sample and UD German GSD dev text)")
-    add("--target", nargs=3, action="append", metavar=("LANG", "TEST", "DEV"),
-        help="a target language's UD test set (zero-shot evaluation) and dev set (the in-language ceiling), JSON "
-             "lines {tokens, tags} (repeatable; default: the embedded German and French GSD sets)")
-    add("--source-train", default=defaults.source_train, help="English UPOS JSON lines to fine-tune on")
-    add("--source-validation", default=defaults.source_validation, help="English UPOS JSON lines to report")
-    add("--source-sentences", type=int, default=defaults.source_sentences,
-        help="English labelled sentences to fine-tune on (%(default)s)")
-    add("--language-alpha", type=float, default=defaults.language_alpha,
-        help="language smoothing exponent, p ∝ q^α (multilingual BERT: %(default)s)")
-    add("--pretrain-steps", type=int, help=f"steps per model (default: the scale's, {PRETRAIN_STEPS})")
-    add("--finetune-epochs", type=float, help="the most epochs a fine-tuning cell trains (default: the lineage "
-        "scale's: up to 15, at least 150 updates, early stopping on the dev split)")
-    add("--seeds", type=int, default=defaults.seeds, help="fine-tuning seeds (%(default)s)")
-    add("--pretraining-seeds", type=int, default=defaults.pretraining_seeds,
-        help="pre-training seeds (%(default)s; at most --seeds): fine-tuning seed i starts from pre-training seed "
-             "i mod N's models")
-    add("--seed", type=int, default=defaults.seed)
-    add("--workers", type=int, help="fine-tuning cells at once (default: the CPU cores, at most 4; 0: in this process)")
-    add("--rerun", action="store_true", help="ignore finished stages")
-    return parser
-
-
-def run_namespace(namespace: dict) -> int:
-    values = {k: v for k, v in namespace.items() if k not in ("command", "func") and v is not None}
-    if "target" in values:
-        values["targets"] = {language: {"test": test, "dev": dev} for language, test, dev in values.pop("target")}
-    try:
-        results = run(CrosslingualArguments(**values))
-    except LineageError as error:
-        print(f"hf-lineage xling: error: {error}", file=sys.stderr)
-        return 2
-    if results["failed_stages"]:  # reported, and the rest ran; a re-run retries them and reuses the others
-        print(f"hf-lineage xling: failed stages: {', '.join(results['failed_stages'])}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def main(argv=None) -> int:
-    return run_namespace(vars(build_parser().parse_args(argv)))

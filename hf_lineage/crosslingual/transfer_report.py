@@ -1,9 +1,9 @@
-"""``hf-lineage xling``'s scores, verdicts, vocabulary overlap, report and plot (the run: ``crosslingual``).
+"""``hf-lineage xling``'s scores, verdicts, vocabulary overlap, report and plot (the run: ``transfer``).
 
 Every score is per-word UPOS accuracy; its interval is the 95 % two-level bootstrap of the lineage report
-(``statistics.seed_and_unit_interval``: sentences and seeds resampled, so it holds both sources of noise), and every
-comparison a paired difference with the same resampling. A verdict is given only where the interval of the difference
-excludes zero.
+(``lineage.statistics.seed_and_unit_interval``: sentences and seeds resampled, so it holds both sources of noise),
+and every comparison a paired difference with the same resampling. A verdict is given only where the interval of the
+difference excludes zero.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .baselines import most_frequent_tag
-from .statistics import point_estimate, seed_and_unit_difference, seed_and_unit_interval, unit_scores
+from ..lineage.baselines import most_frequent_tag
+from ..lineage.statistics import point_estimate, seed_and_unit_difference, seed_and_unit_interval, unit_scores
 
 SOURCE = "en"  # the language every zero-shot model is fine-tuned on
 # The systems, in the report's order: name → (what it is, what it was trained on).
