@@ -40,7 +40,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hf_lineage.models import LineageElmoConfig, LineageElmoForCausalLM  # noqa: E402
-from hf_lineage.models.modeling_lineage_utils import output_cache, vocabulary_cross_entropy  # noqa: E402
+from hf_lineage.models.cache_lineage_utils import output_cache  # noqa: E402
+from hf_lineage.models.loss_lineage_utils import vocabulary_cross_entropy  # noqa: E402
 
 PTB = Path(__file__).resolve().parents[2] / "shared" / "data" / "ptb"
 

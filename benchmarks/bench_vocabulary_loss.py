@@ -15,7 +15,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from hf_lineage.models.modeling_lineage_utils import vocabulary_cross_entropy
+from hf_lineage.models.loss_lineage_utils import vocabulary_cross_entropy
 
 # (rows, vocabulary): NNLM on Brown (16 x 252 predicted words, 14k words); GPT/BERT tiny (32 x 64, 8k); a
 # GPT-2-sized vocabulary (8 x 128, 50k).

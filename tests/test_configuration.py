@@ -209,7 +209,7 @@ def test_a_shipped_config_saves_the_same_json_it_was_loaded_from(family, tmp_pat
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_names_its_paper_on_its_config_class(family):
-    from hf_lineage.models.modeling_lineage_utils import model_card
+    from hf_lineage.models.card_lineage_utils import model_card
 
     from types import SimpleNamespace
 

@@ -49,8 +49,9 @@ def test_every_marked_copy_in_models_equals_its_source():
 
 
 def test_the_models_folder_keeps_its_markers():
-    # A copy that loses its marker is no longer checked: the count only goes down on purpose.
-    assert len(check_copies.marked_copies()) >= 20
+    # A copy that loses its marker is no longer checked: the count only goes down on purpose (from 21 to 16 when the
+    # configs' five copies of BERT's __post_init__ became configuration_lineage_utils.CheckedSizesMixin).
+    assert len(check_copies.marked_copies()) >= 16
 
 
 def test_a_copy_equal_after_the_replacements_passes(tree):

@@ -16,7 +16,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "samples" / "line
 def test_the_vocabulary_loss_on_a_gpu_equals_the_cpus_in_a_few_kernels(dtype):
     from torch.profiler import ProfilerActivity, profile
 
-    from hf_lineage.models.modeling_lineage_utils import vocabulary_cross_entropy
+    from hf_lineage.models.loss_lineage_utils import vocabulary_cross_entropy
 
     logits = (torch.randn(4096, 8000) * 4).to(dtype)
     labels = torch.randint(0, 8000, (4096,))

@@ -25,7 +25,7 @@ from hf_lineage import (
     LineageWord2VecConfig,
     LSTMStateCache,
 )
-from hf_lineage.models.modeling_lineage_utils import CACHE_FIELD, output_cache
+from hf_lineage.models.cache_lineage_utils import CACHE_FIELD, output_cache
 from hf_lineage.models.modeling_lineage_word2vec import LineageWord2VecForCausalLM
 
 V = 40

@@ -271,7 +271,7 @@ def test_causal_lm_loss_is_next_token_cross_entropy_and_honours_num_items():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("num_items", [None, 123])
 def test_vocabulary_cross_entropy_equals_cross_entropy_in_value_and_gradient(dtype, num_items):
-    from hf_lineage.models.modeling_lineage_utils import cross_entropy, vocabulary_cross_entropy
+    from hf_lineage.models.loss_lineage_utils import cross_entropy, vocabulary_cross_entropy
 
     logits = (torch.randn(2, 150, 1000) * 4).to(dtype).requires_grad_()  # 300 rows: several row blocks
     labels = torch.randint(0, 1000, (2, 150))
@@ -289,7 +289,7 @@ def test_vocabulary_cross_entropy_equals_cross_entropy_in_value_and_gradient(dty
 def test_the_vocabulary_loss_runs_blocked_on_the_cpu_and_as_f_cross_entropy_on_other_devices(monkeypatch):
     """The blocked loss is a CPU optimisation: on a GPU its small blocks launched ~25,000 kernels a GPT step. Any
     other device (here "meta", which computes shapes only; CUDA in test_cuda.py) takes F.cross_entropy."""
-    from hf_lineage.models import modeling_lineage_utils as utils
+    from hf_lineage.models import loss_lineage_utils as utils
 
     blocked = []
     apply = utils._VocabularyCrossEntropy.apply

@@ -54,7 +54,7 @@ from .modeling_lineage_elmo import (
 )
 from .configuration_lineage_svd import LineageSvdConfig
 from .modeling_lineage_svd import LineageSvdModel, LineageSvdPreTrainedModel
-from .modeling_lineage_utils import LSTMStateCache
+from .cache_lineage_utils import LSTMStateCache
 from .tokenization_lineage_elmo import LineageElmoTokenizer, LineageElmoTokenizerFast
 
 __all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForQuestionAnswering", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageNNLMConfig", "LineageNNLMForCausalLM", "LineageNNLMModel", "LineageNNLMModelOutput", "LineageNNLMPreTrainedModel", "LineageWord2VecConfig", "LineageWord2VecForPreTraining", "LineageWord2VecModel", "LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", "LineageElmoConfig", "LineageElmoForCausalLM", "LineageElmoForPreTraining", "LineageElmoModel", "LineageElmoModelOutput", "LineageElmoPreTrainedModel", "LineageElmoPreTrainingOutput", "LineageElmoTokenizer", "LineageElmoTokenizerFast", "LineageSvdConfig", "LineageSvdModel", "LineageSvdPreTrainedModel", "LSTMStateCache"]

@@ -10,6 +10,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -21,7 +22,8 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageBertConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageBertConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                        PreTrainedConfig):
     r"""
     Sizes of the paper's models are available by name::
 
@@ -85,12 +87,6 @@ class LineageBertConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfi
     # only (the outputs at padded positions are then zeros, where transformers' BERT leaves values nothing should
     # read). False keeps the padded layout throughout.
     unpad_inputs: bool = True
-
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     def check_sizes(self):
         """Reject sizes the model cannot be built with, with a ValueError that names the field."""

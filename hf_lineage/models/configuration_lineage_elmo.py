@@ -31,6 +31,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -44,7 +45,8 @@ SOFTMAX_TYPES = ("full", "sampled", "adaptive")
 
 
 @strict
-class LineageElmoConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageElmoConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                        PreTrainedConfig):
     r"""
     The published models are available by name::
 
@@ -130,13 +132,6 @@ class LineageElmoConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfi
     # The word-input embedding and the softmax may share weights (bilm-tf's share_embedding_softmax).
     tie_word_embeddings: bool = False
     use_cache: bool = True
-
-    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     @property
     def output_size(self) -> int:

@@ -11,6 +11,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -22,7 +23,8 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageGPTConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageGPTConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                       PreTrainedConfig):
     r"""
     The paper's model is available by name::
 
@@ -95,13 +97,6 @@ class LineageGPTConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfig
     # Attention heads removed by ``prune_heads``: layer -> head indices (the original numbering). The model is built
     # without them, so a pruned checkpoint loads into its smaller matrices.
     pruned_heads: dict | None = None
-
-    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     def check_sizes(self):
         """Reject sizes the model cannot be built with, with a ValueError that names the field."""

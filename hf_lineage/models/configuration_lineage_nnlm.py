@@ -22,6 +22,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -30,7 +31,8 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageNNLMConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageNNLMConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                        PreTrainedConfig):
     r"""
     The rows of the paper's Brown table are available by name (Table 1 of Bengio et al. 2003, JMLR; the paper's
     test perplexities in the comments)::
@@ -89,13 +91,6 @@ class LineageNNLMConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfi
     eos_token_id: int | list[int] | None = 3
     # The output layer's rows have h + (n − 1)·m weights ([U W]), not m: there is nothing to tie C to.
     tie_word_embeddings: bool = False
-
-    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     def check_sizes(self):
         """Reject sizes the model cannot be built with, with a ValueError that names the field."""

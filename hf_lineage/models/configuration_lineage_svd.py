@@ -13,6 +13,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -21,7 +22,8 @@ from .configuration_lineage_utils import (
 
 
 @strict
-class LineageSvdConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageSvdConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                       PreTrainedConfig):
     r"""
     Named configurations::
 
@@ -77,13 +79,6 @@ class LineageSvdConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfig
     bos_token_id: int | None = 2
     eos_token_id: int | list[int] | None = 3
     tie_word_embeddings: bool = False
-
-    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     def check_sizes(self):
         """Reject settings the vectors cannot be computed with, with a ValueError that names the field."""

@@ -128,6 +128,18 @@ class NamedSizesMixin:
         return cls(**{**cls.named_sizes[name], **overrides})
 
 
+class CheckedSizesMixin:
+    """Every lineage config: its ``check_sizes()`` (each family writes its own) runs once transformers'
+    ``__post_init__`` has set the fields, so a config the model cannot be built with is refused where it is made or
+    loaded, with a ValueError naming the field."""
+
+    def __post_init__(self, **kwargs):
+        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
+        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
+        super().__post_init__(**kwargs)
+        self.check_sizes()
+
+
 # The task encoders a static-vector (or ELMo) family can put between its word features and a task classifier.
 TASK_ENCODERS = ("bilstm", "lstm", "cnn", "none")
 # How those word features are scaled before the task encoder.

@@ -13,6 +13,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_lineage_utils import (
+    CheckedSizesMixin,
     NamedSizesMixin,
     RegisteredPipelinesMixin,
     TaskHeadConfigMixin,
@@ -23,7 +24,8 @@ ARCHITECTURES = ("skipgram", "cbow")
 
 
 @strict
-class LineageWord2VecConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadConfigMixin, PreTrainedConfig):
+class LineageWord2VecConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesMixin, TaskHeadConfigMixin,
+                            PreTrainedConfig):
     r"""
     Named configurations::
 
@@ -91,13 +93,6 @@ class LineageWord2VecConfig(RegisteredPipelinesMixin, NamedSizesMixin, TaskHeadC
     eos_token_id: int | list[int] | None = 3
     # Input and output vectors are two different matrices; nothing is tied.
     tie_word_embeddings: bool = False
-
-    # Copied from hf_lineage.models.configuration_lineage_bert.LineageBertConfig.__post_init__
-    def __post_init__(self, **kwargs):
-        # Keys that are no field are stored as attributes, as transformers' configs do (its tests and other
-        # libraries rely on it); names a person types (`--set`, `from_named`) are checked by check_known_kwargs.
-        super().__post_init__(**kwargs)
-        self.check_sizes()
 
     def check_sizes(self):
         """Reject settings the model cannot be trained with, with a ValueError that names the field."""

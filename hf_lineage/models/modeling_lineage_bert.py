@@ -35,33 +35,29 @@ from transformers.modeling_outputs import (
 )
 from transformers.utils import ModelOutput, logging
 
+from .attention_lineage_utils import (
+    attention_implementation,
+    attention_interface,
+    bidirectional_mask,
+    causal_mask,
+    eager_attention_forward,
+    is_traced,
+)
+from .cache_lineage_utils import cache_argument, output_cache, with_cache
 from .configuration_lineage_bert import LineageBertConfig
+from .heads_lineage_utils import classifier_dropout, masked_mean, pair_features
+from .loss_lineage_utils import cross_entropy, sequence_classification_loss
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
-    attention_implementation,
-    attention_interface,
-    bidirectional_mask,
-    cache_argument,
-    causal_mask,
     check_ids_in_range,
     check_same_shape,
-    classifier_dropout,
     config_flag,
-    cross_entropy,
-    eager_attention_forward,
-    is_traced,
-    masked_mean,
-    output_cache,
-    pair_features,
-    pruned_head_index,
-    pruned_linear,
-    sequence_classification_loss,
     tuple_or_dict,
-    with_cache,
 )
+from .pruning_lineage_utils import pruned_head_index, pruned_linear
 
 logger = logging.get_logger(__name__)
 

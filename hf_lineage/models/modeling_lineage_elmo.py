@@ -40,7 +40,9 @@ from transformers.generation import GenerationMixin
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import ModelOutput
 
+from .cache_lineage_utils import LSTMStateCache, LSTMStateGenerationMixin, with_cache
 from .configuration_lineage_elmo import LineageElmoConfig
+from .loss_lineage_utils import vocabulary_cross_entropy
 from .modeling_lineage_static import (
     ScalarMix,
     StaticVectorsForIntentAndSlots,
@@ -53,14 +55,10 @@ from .modeling_lineage_static import (
 )
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
-    LSTMStateCache,
-    LSTMStateGenerationMixin,
     check_ids_in_range,
     check_same_shape,
     config_flag,
     tuple_or_dict,
-    vocabulary_cross_entropy,
-    with_cache,
 )
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.

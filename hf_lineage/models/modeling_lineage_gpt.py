@@ -34,32 +34,22 @@ from transformers.modeling_outputs import (
 )
 from transformers.utils import ModelOutput
 
+from .attention_lineage_utils import attention_interface, bidirectional_mask, causal_mask
+from .cache_lineage_utils import cache_argument, output_cache, with_cache
 from .configuration_lineage_gpt import LineageGPTConfig
+from .heads_lineage_utils import classifier_dropout, masked_mean, pair_features
+from .loss_lineage_utils import cross_entropy, sequence_classification_loss, span_loss, vocabulary_cross_entropy
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
 from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
-    attention_interface,
-    bidirectional_mask,
-    cache_argument,
-    causal_mask,
     check_ids_in_range,
     check_same_shape,
-    classifier_dropout,
     config_flag,
-    cross_entropy,
-    masked_mean,
-    output_cache,
-    pair_features,
-    pruned_head_index,
-    pruned_linear,
-    sequence_classification_loss,
-    span_loss,
     tuple_or_dict,
-    vocabulary_cross_entropy,
-    with_cache,
 )
+from .pruning_lineage_utils import pruned_head_index, pruned_linear
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.
 AUTO_CLASSES = {

@@ -29,6 +29,7 @@ from transformers.modeling_outputs import CausalLMOutput
 from transformers.utils import ModelOutput
 
 from .configuration_lineage_nnlm import LineageNNLMConfig
+from .loss_lineage_utils import vocabulary_cross_entropy
 from .modeling_lineage_static import (
     StaticVectorsForIntentAndSlots,
     StaticVectorsForMultipleChoice,
@@ -43,7 +44,6 @@ from .modeling_lineage_utils import (
     check_same_shape,
     config_flag,
     tuple_or_dict,
-    vocabulary_cross_entropy,
 )
 
 # Auto class -> class name. The registry registers these and save_pretrained writes them into auto_map.

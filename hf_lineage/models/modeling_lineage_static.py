@@ -56,20 +56,11 @@ from transformers.modeling_outputs import (
 )
 from transformers.utils import logging
 
+from .cache_lineage_utils import LSTMStateCache, LSTMStateGenerationMixin, with_cache
+from .heads_lineage_utils import pair_features
+from .loss_lineage_utils import cross_entropy, sequence_classification_loss, span_loss
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
-from .modeling_lineage_utils import (
-    LSTMStateCache,
-    LSTMStateGenerationMixin,
-    QuestionAnsweringPipelineMixin,
-    check_ids_in_range,
-    config_flag,
-    cross_entropy,
-    pair_features,
-    sequence_classification_loss,
-    span_loss,
-    tuple_or_dict,
-    with_cache,
-)
+from .modeling_lineage_utils import QuestionAnsweringPipelineMixin, check_ids_in_range, config_flag, tuple_or_dict
 
 
 logger = logging.get_logger(__name__)
