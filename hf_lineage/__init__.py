@@ -19,8 +19,8 @@ register_all()
 
 # Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, which a
 # user loading a model through the Auto classes, or the CLI printing its help, does not need.
-_LAZY = {"ContextualVectors": "contextual", "train_svd": "cpu.svd", "train_word2vec": "cpu.word2vec",
-         "WordVectors": "vectors"}
+_LAZY = {"ContextualVectors": "contextual", "train_svd": "word_vector_trainers.svd",
+         "train_word2vec": "word_vector_trainers.word2vec", "WordVectors": "vectors"}
 
 
 def __getattr__(name):

@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
-    from .engine import command_line as pretrain_cli
+    from .engine import cli as pretrain_cli
 
     pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)",
                                           description=pretrain_cli.description())

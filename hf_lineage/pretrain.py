@@ -1,14 +1,19 @@
-"""``hf_lineage.pretrain``: the engine's public names where they have always been, re-exported from
-``hf_lineage.engine`` (which holds the code, one module per concern). ``python -m hf_lineage.pretrain`` is
-``hf-lineage pretrain``:
+"""Deprecated: ``hf_lineage.pretrain``, the old address of the pre-training names, kept for users' scripts and command
+lines; nothing in the package imports it. Importing it (or ``python -m hf_lineage.pretrain``) warns once with a
+``FutureWarning`` naming the new places:
 
-    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain bert ...
+* ``pretrain``, ``PretrainArguments``, ``PretrainError``, ``use_cpu_backend``: ``hf_lineage.pretrain_dispatch``;
+* ``python -m hf_lineage.pretrain`` / ``accelerate launch -m hf_lineage.pretrain``: ``-m hf_lineage.engine``;
+* the engine's pieces: ``hf_lineage.engine.pretrain_arguments``, ``.resume``, ``.cli``, ``.loop``;
+  ``hf_lineage.data.examples``, ``hf_lineage.pretrained_folder``, ``hf_lineage.optimization``.
 """
 
 import sys
+import warnings
 
 from .data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text, mask_seed
-from .engine import pretrain
+from .engine.cli import build_parser, end_processes, main, parse_set, run_namespace
+from .engine.loop import evaluate
 from .engine.pretrain_arguments import (
     PretrainArguments,
     PretrainError,
@@ -16,13 +21,17 @@ from .engine.pretrain_arguments import (
     check_overrides,
     given_options,
     resolve_defaults,
-    use_cpu_backend,
 )
 from .engine.resume import rng_states, save_checkpoint, set_rng_states
-from .engine.command_line import build_parser, end_processes, main, parse_set, run_namespace
-from .engine.loop import evaluate
-from .pretrained_folder import save_final
 from .optimization import build_optimizer, set_schedule_position
+from .pretrain_dispatch import pretrain, use_cpu_backend
+from .pretrained_folder import save_final
+
+# A FutureWarning, not a DeprecationWarning: Python hides the latter unless it is raised in __main__, and the people
+# this module's old address reaches are users running scripts and launch commands, who would then never see it.
+warnings.warn("hf_lineage.pretrain is deprecated: import pretrain and PretrainArguments from "
+              "hf_lineage.pretrain_dispatch, and run `python -m hf_lineage.engine` (or `accelerate launch -m "
+              "hf_lineage.engine`) for `-m hf_lineage.pretrain`", FutureWarning, stacklevel=2)
 
 __all__ = [
     "EpochPermutationSampler", "PretrainArguments", "PretrainError", "SeededExamples", "StreamedExamples",

@@ -54,13 +54,14 @@ class Family:
 # In lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 FAMILIES = {
     "svd": Family("configuration_lineage_svd:LineageSvdConfig", "modeling_lineage_svd",
-                  "hf_lineage.objectives.svd:SvdObjective", "levy2015", cpu_trainer="hf_lineage.cpu.svd:pretrain_svd",
+                  "hf_lineage.objectives.svd:SvdObjective", "levy2015",
+                  cpu_trainer="hf_lineage.word_vector_trainers.svd:pretrain_svd",
                   causal_lm=True),
     "nnlm": Family("configuration_lineage_nnlm:LineageNNLMConfig", "modeling_lineage_nnlm",
                    "hf_lineage.objectives.nnlm:NNLMObjective", "mlp1", causal_lm=True, labels_last_token=True),
     "word2vec": Family("configuration_lineage_word2vec:LineageWord2VecConfig", "modeling_lineage_word2vec",
                        "hf_lineage.objectives.word2vec:Word2VecObjective", "mikolov2013",
-                       cpu_trainer="hf_lineage.cpu.word2vec:pretrain_word2vec", causal_lm=True),
+                       cpu_trainer="hf_lineage.word_vector_trainers.word2vec:pretrain_word2vec", causal_lm=True),
     "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",

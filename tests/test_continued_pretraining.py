@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from hf_lineage.pretrain import main
+from hf_lineage.engine.cli import main
 
 from conftest import REPO
 
@@ -172,7 +172,7 @@ def bert_folder(folder, corpus_text):
 def base_of(family, folder):
     from hf_lineage.engine.base_model import load_base
     from hf_lineage.objectives import get_objective
-    from hf_lineage.pretrain import PretrainArguments
+    from hf_lineage.pretrain_dispatch import PretrainArguments
 
     args = PretrainArguments(family=family, output_dir="unused", init_from=str(folder), max_seq_length=32)
     return load_base(args, get_objective(family, args), set())
@@ -181,7 +181,7 @@ def base_of(family, folder):
 def test_a_transformers_openai_gpt_folder_is_continued_through_the_converter(corpus, tmp_path, capsys):
     from hf_lineage.data.examples import load_text
     from hf_lineage.objectives import get_objective
-    from hf_lineage.pretrain import PretrainArguments
+    from hf_lineage.pretrain_dispatch import PretrainArguments
 
     folder = tmp_path / "openai-gpt"
     source, tokenizer = openai_gpt_folder(folder, CORPUS + VALIDATION)

@@ -13,6 +13,9 @@ name (the "module:Name" strings of the registry's family entries).
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,8 +46,9 @@ LAYERS = [
         "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file",
         "hf_lineage.pretrained_folder": "the folder every trainer saves a pretrained model as, with its generation "
         "defaults (from the registry)",
-        "hf_lineage.cpu": "the CPU trainers (word2vec's Hogwild SGD and its numba kernels, svd's counts and SVD) and "
-        "the sampling tables the engine's word2vec objective shares; the engine picks them or itself",
+        "hf_lineage.word_vector_trainers": "the CPU trainers of static word vectors (word2vec's Hogwild SGD and its "
+        "numba kernels, svd's counts and SVD) on their own typed arguments, and the sampling tables the engine's "
+        "word2vec objective shares; they know nothing of the engine",
     },
     {
         "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers",
@@ -53,7 +57,14 @@ LAYERS = [
     },
     {
         "hf_lineage.engine": "the one Accelerate loop that runs any objective",
-        "hf_lineage.pretrain": "the engine's public names at their old address",
+    },
+    {
+        "hf_lineage.pretrain_dispatch": "pretrain(): checks the arguments once, then runs the engine or hands the "
+        "family's CPU trainer its own typed arguments; above both",
+        "hf_lineage.engine.cli": "hf-lineage pretrain's command line: it runs pretrain_dispatch.pretrain, so it sits "
+        "above it although its flags are the engine's PretrainArguments",
+        "hf_lineage.engine.__main__": "python -m hf_lineage.engine (accelerate launch -m): the command line",
+        "hf_lineage.pretrain": "deprecated: the old address of the pretrain names; it warns, and nothing imports it",
     },
     {
         "hf_lineage.tasks": "fine-tuning on the four task types (Trainer), from pretrained folders",
@@ -216,18 +227,56 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
 
 
 # Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
-# cpu/svd.py), and so may a package's command line, cli.py, whose folder says whose it is (lineage/cli.py); any other
-# file name is one module's.
+# word_vector_trainers/svd.py), and so may a package's command line (cli.py: build_parser, run_namespace, description,
+# main, in the folder whose command it is, e.g. lineage/cli.py; __main__.py for python -m); any other file name is one module's.
 FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
-ROLE_NAMED = {"cli.py"}
+COMMAND_LINE = {"cli.py", "__main__.py"}
 
 
 def test_no_two_modules_share_a_file_name_unless_it_names_a_family_or_a_command_line():
     seen = {}
     for module, path in module_files().items():
-        if path.name == "__init__.py" or path.name in FAMILY_NAMED | ROLE_NAMED:
+        if path.name == "__init__.py" or path.name in FAMILY_NAMED | COMMAND_LINE:
             continue
         if module.startswith("hf_lineage.metrics."):
             continue  # one evaluate module per folder, as evaluate wants
         seen.setdefault(path.name, []).append(module)
     assert not {name: modules for name, modules in seen.items() if len(modules) > 1}
+
+
+# ------------------------------------------------------------------ hf_lineage.pretrain: the deprecated old address
+
+OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import")
+
+
+def test_nothing_imports_the_deprecated_pretrain_module():
+    """``hf_lineage.pretrain`` is kept for users' scripts only: the package imports it nowhere, and the tests (but
+    the shim's own, below), benchmarks and recipes use the new places (``pretrain_dispatch``, ``engine.cli``,
+    ``python -m hf_lineage.engine``)."""
+    assert [module for module, edges in import_graph().items() if "hf_lineage.pretrain" in edges] == []
+    root = PACKAGE.parent
+    users = [f"{path.relative_to(root)}:{number}" for folder in ("tests", "benchmarks", "recipes")
+             for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".sh", ".yaml", ".md")
+             and path.name != Path(__file__).name
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if OLD_ADDRESS.search(line)]
+    assert users == []
+
+
+def test_the_old_pretrain_address_still_runs_and_warns_where_users_see_it():
+    """``python -m hf_lineage.pretrain`` is still ``hf-lineage pretrain`` (here its help), with a FutureWarning (shown
+    by default, unlike a DeprecationWarning raised outside __main__) naming the new module."""
+    run = subprocess.run([sys.executable, "-m", "hf_lineage.pretrain", "--help"], capture_output=True, text=True,
+                         timeout=300, cwd=PACKAGE.parent)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "usage: hf-lineage pretrain" in run.stdout and "--backend" in run.stdout
+    assert "FutureWarning: hf_lineage.pretrain is deprecated" in run.stderr
+    assert "python -m hf_lineage.engine" in run.stderr
+    code = ("import warnings\nwarnings.simplefilter('error')\n"
+            "try:\n    import hf_lineage.pretrain\nexcept FutureWarning as w:\n    print('warned', w)\n"
+            "import hf_lineage.pretrain_dispatch as d, hf_lineage.engine.cli as c\n"
+            "print(d.pretrain.__module__, c.main.__module__)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "warned hf_lineage.pretrain is deprecated" in run.stdout
+    assert "hf_lineage.pretrain_dispatch hf_lineage.engine.cli" in run.stdout

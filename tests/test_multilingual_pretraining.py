@@ -15,7 +15,7 @@ from hf_lineage.data.languages import (
     smoothed_probabilities,
     smoothed_text,
 )
-from hf_lineage.pretrain import main as pretrain_main
+from hf_lineage.engine.cli import main as pretrain_main
 
 # Two made-up languages with disjoint alphabets, so every vocabulary entry can be told to belong to one of them.
 BIG_LETTERS, SMALL_LETTERS = "abcdefghijklm", "nopqrstuvwxyz"
@@ -57,6 +57,31 @@ def test_language_files_parse_tags_and_refuse_a_mixture():
     assert plain_paths(["en=a.txt", "de=b.txt"]) == ["a.txt", "b.txt"]
     with pytest.raises(ValueError, match="mixes language-tagged"):
         language_files(["en=a.txt", "b.txt"])
+
+
+def test_only_a_corpus_that_may_name_a_language_is_read_by_the_languages_module(tmp_path, monkeypatch):
+    """``named_languages`` / ``corpus_paths`` hand an entry to ``hf_lineage.data.languages`` only when it holds "=":
+    a plain corpus is trained without entering it (here it would raise), a tagged one is parsed there."""
+    import hf_lineage.data.languages as languages
+    from hf_lineage.data.examples import corpus_paths, named_languages
+
+    assert named_languages(["en=a.txt", "de=b.txt"]) == {"en": ["a.txt"], "de": ["b.txt"]}
+    assert corpus_paths(["en=a.txt", "de=b.txt"]) == ["a.txt", "b.txt"]
+    plain_with_equals = ["runs/lr=0.1/a.txt"]  # "=" but no language code before it
+    assert named_languages(plain_with_equals) is None and corpus_paths(plain_with_equals) == plain_with_equals
+
+    def entered(entries):
+        raise AssertionError(f"hf_lineage.data.languages parsed plain files {entries}")
+
+    monkeypatch.setattr(languages, "language_files", entered)
+    assert named_languages(["a.txt", "b.txt"]) is None and corpus_paths(["a.txt", "b.txt"]) == ["a.txt", "b.txt"]
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 20, encoding="utf-8")
+    assert pretrain_main(["svd", "--config", "tiny", "--train-file", str(corpus), "--output-dir",
+                          str(tmp_path / "svd"), "--set", "min_count=1", "--set", "vector_size=2"]) == 0
+    assert (tmp_path / "svd" / "config.json").is_file()
+    with pytest.raises(AssertionError, match="parsed plain files"):
+        named_languages(["en=a.txt"])  # a tagged entry does reach it
 
 
 def test_smoothed_probabilities_follow_alpha():

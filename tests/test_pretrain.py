@@ -12,7 +12,8 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForPreTraining, AutoTokenizer
 
-from hf_lineage.pretrain import PretrainError, main, parse_set
+from hf_lineage.engine.cli import main, parse_set
+from hf_lineage.pretrain_dispatch import PretrainError
 
 from conftest import REPO
 
@@ -37,11 +38,11 @@ def corpus(tmp_path_factory):
 
 
 def cli(corpus, output_dir, *extra, env=None, launcher=None):
-    """Run ``python -m hf_lineage.pretrain bert`` (or under ``launcher``) in a fresh process."""
+    """Run ``python -m hf_lineage.engine bert`` (or under ``launcher``) in a fresh process."""
     args = ["bert", "--config", "tiny", "--train-file", corpus["train"], "--tokenizer",
             corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
-    command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.pretrain", *args]
+    command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.engine", *args]
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset
     return subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=600)
@@ -54,7 +55,7 @@ def cli_killed(corpus, output_dir, *extra, when: str) -> int:
             corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "hf_lineage.pretrain", *args], env=env,
+    process = subprocess.Popen([sys.executable, "-m", "hf_lineage.engine", *args], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     # A checkpoint is written to step_N.partial and renamed when complete: its state file marks it usable.
     done = output_dir / "checkpoints" / when / "engine_state.json"
@@ -331,7 +332,7 @@ def test_bert_pretrains_under_transformers_trainer(corpus, tmp_path):
 
 def test_an_interrupted_final_save_leaves_nothing_that_looks_like_a_model(tmp_path, monkeypatch, wordpiece_tokenizer):
     from hf_lineage import LineageBertConfig, LineageBertForPreTraining
-    from hf_lineage.pretrain import save_final
+    from hf_lineage.pretrained_folder import save_final
 
     model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny", vocab_size=len(wordpiece_tokenizer)))
 

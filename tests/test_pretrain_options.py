@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import hf_lineage.pretrain as engine
+import hf_lineage.pretrain_dispatch as dispatch
+from hf_lineage.engine.cli import main
+from hf_lineage.engine.pretrain_arguments import given_options
 from hf_lineage.lineage import pretraining
 from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
 from hf_lineage.objectives import objective_class
 from hf_lineage.registry import FAMILIES, family_classes
-from hf_lineage.pretrain import PretrainArguments, resolve_defaults
+from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
 
 
 PAPER_CONFIG = {"bert": "base", "gpt": "gpt", "elmo": "original", "nnlm": "mlp1"}
@@ -56,7 +58,7 @@ def lineage_runs(scale, monkeypatch):
         runs[run.family] = asdict(resolve_defaults(run, objective_class(run.family)(run)))
         raise Captured
 
-    monkeypatch.setattr(engine, "pretrain", capture)
+    monkeypatch.setattr(dispatch, "pretrain", capture)
     corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
     for family in default_families():
         with pytest.raises(Captured):
@@ -86,7 +88,7 @@ CPU_TRAINER_USES = {
     "report_to", "log_every", "keep_checkpoints",
     # float32 only: a note says so (the lineage's bf16 scales run word2vec there on a CPU machine)
     "mixed_precision",
-    # the saved folder is pushed after either backend (engine.push_if_asked)
+    # the saved folder is pushed after either backend (engine.push_if_asked, called by pretrain_dispatch)
     "push_to_hub", "hub_model_id",
     # with --dataset-name only, which the CPU trainer refuses
     "dataset_config", "text_column",
@@ -114,7 +116,7 @@ def w2v_corpus(tmp_path_factory):
 
 
 def w2v(corpus, out, *extra):
-    return engine.main(["word2vec", "--config", "tiny", "--train-file", str(corpus / "train.txt"), "--output-dir",
+    return main(["word2vec", "--config", "tiny", "--train-file", str(corpus / "train.txt"), "--output-dir",
                         str(out),
                         "--report-to", "none", "--set", "min_count=2", *extra])
 
@@ -185,10 +187,10 @@ def test_the_lineage_still_runs_word2vec_on_its_cpu_trainer_on_a_cpu_machine(sca
 
     def capture(run):
         objective = objective_class(run.family)(run)
-        chosen.append(engine.use_cpu_backend(run, objective, engine.given_options(run)))
+        chosen.append(dispatch.use_cpu_backend(run, objective, given_options(run)))
         raise Captured
 
-    monkeypatch.setattr(engine, "pretrain", capture)
+    monkeypatch.setattr(dispatch, "pretrain", capture)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
     with pytest.raises(Captured):
@@ -205,18 +207,18 @@ class EngineStarted(Exception):
 
 @pytest.fixture
 def backends(tmp_path, monkeypatch):
-    """pretrain() with both trainers replaced by recorders: the CPU trainers (``hf_lineage.cpu``) note what they were
-    given, the engine stops where it would build its Accelerator. Returns a function of the arguments that runs
-    pretrain() and returns which one ran, and the list of (family, settled arguments) the CPU trainers got."""
-    import hf_lineage.cpu.svd
-    import hf_lineage.cpu.word2vec
+    """pretrain() with both trainers replaced by recorders: the CPU trainers (``hf_lineage.word_vector_trainers``)
+    note what they were given, the engine stops where it would build its Accelerator. Returns a function of the
+    arguments that runs pretrain() and returns which one ran, and the list of (family, the trainer's own arguments)
+    the CPU trainers got."""
     import hf_lineage.engine
+    from hf_lineage.word_vector_trainers import svd, word2vec
 
     corpus = tmp_path / "train.txt"
-    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n", encoding="utf-8")
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 5, encoding="utf-8")  # min_count 5
     trained = []
-    for module, name in ((hf_lineage.cpu.word2vec, "pretrain_word2vec"), (hf_lineage.cpu.svd, "pretrain_svd")):
-        monkeypatch.setattr(module, name, lambda args, objective: trained.append((objective.family, args)) or "cpu")
+    for family, module, name in (("word2vec", word2vec, "pretrain_word2vec"), ("svd", svd, "pretrain_svd")):
+        monkeypatch.setattr(module, name, lambda args, family=family: trained.append((family, args)) or "cpu")
 
     def start_accelerator(args):
         raise EngineStarted
@@ -228,7 +230,7 @@ def backends(tmp_path, monkeypatch):
         monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
         args = PretrainArguments(family=family, output_dir=str(tmp_path / "out"), train_file=[str(corpus)], **given)
         try:
-            return hf_lineage.engine.pretrain(args)
+            return dispatch.pretrain(args)
         except EngineStarted:
             return "engine"
 
@@ -253,19 +255,23 @@ def test_pretrain_picks_the_backend_as_documented(backends, family, gpu, given, 
 
 def test_the_backend_is_chosen_from_the_arguments_as_given_before_they_are_settled(backends, monkeypatch):
     """pretrain()'s first step: the choice reads the options as given (``--learning-rate`` given or not), not after
-    the family's defaults have filled them in; only then are they settled and the chosen trainer called with them.
-    Moving the choice back inside ``settle_arguments`` (or after it) fails here."""
-    import hf_lineage.engine
+    the family's defaults have filled them in; only then are they settled and the chosen trainer called with its own
+    arguments, built from the settled ones. Moving the choice back inside ``settle_arguments`` (or after it) fails
+    here."""
+    from hf_lineage.models import LineageWord2VecConfig
+    from hf_lineage.word_vector_trainers.word2vec import Word2VecTrainingArguments
 
     run, trained = backends
-    choice = hf_lineage.engine.use_cpu_backend
+    choice = dispatch.use_cpu_backend
     seen = []
-    monkeypatch.setattr(hf_lineage.engine, "use_cpu_backend",
+    monkeypatch.setattr(dispatch, "use_cpu_backend",
                         lambda args, objective, given: seen.append(args.learning_rate) or choice(args, objective, given))
-    assert run("word2vec") == "cpu"
+    assert run("word2vec", seed=7) == "cpu"
     assert seen == [None]  # unsettled: no default filled in yet
     (family, args), = trained
-    assert args.learning_rate == objective_class("word2vec").defaults["learning_rate"]  # settled before training
+    # Typed, and from the settled arguments: --config's default (the paper's size) filled in before it was read.
+    assert isinstance(args, Word2VecTrainingArguments) and args.seed == 7 and args.validation is None
+    assert args.config_fields == LineageWord2VecConfig.named_sizes["mikolov2013"]
 
 
 @pytest.mark.parametrize("family, given, message", [
@@ -277,7 +283,7 @@ def test_the_backend_is_chosen_from_the_arguments_as_given_before_they_are_settl
 def test_a_backend_the_arguments_rule_out_is_refused_before_either_trainer_starts(backends, tmp_path, family, given,
                                                                                   message):
     run, trained = backends
-    with pytest.raises(engine.PretrainError, match=re.escape(message)):
+    with pytest.raises(dispatch.PretrainError, match=re.escape(message)):
         run(family, **given)
     assert trained == [] and not (tmp_path / "out").exists()
 

@@ -17,10 +17,10 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 import hf_lineage
 from hf_lineage import LineageSvdConfig, LineageSvdModel, WordVectors, train_svd
 from hf_lineage.cli import main as cli_main
-from hf_lineage.cpu.cooccurrence import CooccurrenceCounter, factorize, ppmi
+from hf_lineage.word_vector_trainers.cooccurrence import CooccurrenceCounter, factorize, ppmi
 from hf_lineage.models import modeling_lineage_svd
 from hf_lineage.models.modeling_lineage_svd import LineageSvdForSequenceClassification
-from hf_lineage.cpu.word2vec import encode_corpus
+from hf_lineage.word_vector_trainers.word2vec import encode_corpus
 from hf_lineage.tokenization import train_wordlevel_tokenizer
 
 from conftest import REPO, run_without_hf_lineage

@@ -316,7 +316,7 @@ def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
     import numpy as np
     from tokenizers import pre_tokenizers
 
-    import hf_lineage.cpu.word2vec as word2vec_cpu
+    import hf_lineage.word_vector_trainers.word2vec as word2vec_cpu
     from hf_lineage.tokenization.trainers import plain_wordlevel_vocabulary, whitespace_words
 
     lines = ["the cat <unk> sat", "a<s>b the </s>", "x\x1cy the\x1fcat", "   ", "the cat " * 6000,

@@ -466,7 +466,7 @@ def test_from_pretrained_refuses_a_subword_tokenizer(tmp_path, wordpiece_tokeniz
                                       dict(sg=0, negative=3, hs=1)])
 def test_convert_gensim_word2vec(settings, tmp_path):
     from hf_lineage.convert.word2vec import from_gensim
-    from hf_lineage.cpu.word2vec_sampling import huffman_tree
+    from hf_lineage.word_vector_trainers.word2vec_sampling import huffman_tree
 
     sentences = [line.split() for line in open(datapath("lee_background.cor"), encoding="utf8")][:100]
     gensim_model = Word2Vec(sentences, vector_size=12, window=3, min_count=3, workers=1, seed=1, epochs=2,

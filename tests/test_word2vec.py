@@ -16,7 +16,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForPreTraining, AutoTok
 import hf_lineage
 from hf_lineage import LineageWord2VecConfig, LineageWord2VecForPreTraining, LineageWord2VecModel, train_word2vec
 from hf_lineage.cli import main as cli_main
-from hf_lineage.cpu.word2vec_sampling import (
+from hf_lineage.word_vector_trainers.word2vec_sampling import (
     DataCollatorForWord2Vec,
     alias_probabilities,
     alias_table,
@@ -28,7 +28,7 @@ from hf_lineage.cpu.word2vec_sampling import (
     sampling_tables,
     trainable_counts,
 )
-from hf_lineage.cpu.word2vec_kernels import draw_noise_words
+from hf_lineage.word_vector_trainers.word2vec_kernels import draw_noise_words
 from hf_lineage.models import modeling_lineage_word2vec
 
 from conftest import REPO
@@ -423,7 +423,7 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
 def test_cpu_kernel_equals_a_plain_loop_of_the_c_tools_algorithm(architecture, shared, negative, hs):
     """Both kernels against plain loops: word2vec.c's pair by pair, and (``shared``) pWord2Vec's shared noise words
     per window as NumPy matrix products, same random numbers (subsampling, windows, noise words)."""
-    from hf_lineage.cpu.word2vec_kernels import exp_table, train_sentences
+    from hf_lineage.word_vector_trainers.word2vec_kernels import exp_table, train_sentences
 
     config = tiny(architecture=architecture, negative=negative, hs=hs, window=3, sample=1e-2)
     rng = np.random.default_rng(0)
@@ -458,7 +458,7 @@ def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
     (subsampling, windows, noise words) and ``cbow_step_reference``'s step; with few words and 6 noise words per
     centre word, noise words repeat within a step, and both repeats must be applied. It also stays within rounding
     of the generic kernel (word2vec.c's order), which it replaces for CBOW with negative sampling."""
-    from hf_lineage.cpu.word2vec_kernels import cbow_kernel, exp_table, train_sentences
+    from hf_lineage.word_vector_trainers.word2vec_kernels import cbow_kernel, exp_table, train_sentences
 
     config = tiny(architecture="cbow", negative=negative, hs=False, window=3, sample=1e-2, cbow_mean=cbow_mean,
                   vector_size=d)
@@ -493,7 +493,7 @@ def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
 def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wikitext_lines, monkeypatch):
     """``train_word2vec`` sends CBOW with negative sampling to ``cbow_kernel`` (and CBOW with hierarchical softmax
     to the generic kernel); one worker and one seed give the same vectors."""
-    from hf_lineage.cpu import word2vec_kernels
+    from hf_lineage.word_vector_trainers import word2vec_kernels
 
     sizes = []
     real = word2vec_kernels.cbow_kernel
@@ -514,7 +514,7 @@ def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wiki
 def test_shared_negatives_window_step_is_the_matrix_products():
     """One hand-made window: the kernel's step equals the NumPy products with the noise words it draws (known from
     the same generator), a draw equal to the centre word dropped, repeated noise words both applied."""
-    from hf_lineage.cpu.word2vec_kernels import _skipgram_shared_window, exp_table
+    from hf_lineage.word_vector_trainers.word2vec_kernels import _skipgram_shared_window, exp_table
 
     d, negative, centre = 8, 6, 5
     rng = np.random.default_rng(3)

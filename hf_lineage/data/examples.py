@@ -9,11 +9,28 @@ from __future__ import annotations
 
 import torch
 
-from .languages import language_files
-
 
 # Bytes a stream of local text is read at a time (the ``datasets`` text builder's ``chunksize``; its default is 10 MB).
 STREAM_CHUNK_BYTES = 1 << 20
+
+
+def named_languages(entries) -> dict[str, list[str]] | None:
+    """``{language: paths}`` of ``--train-file LANG=PATH`` entries (``hf_lineage.data.languages.language_files``);
+    None for plain files. Only an entry holding "=" can name a language, so a plain corpus never reaches (nor imports)
+    ``hf_lineage.data.languages``."""
+    if not entries or not any("=" in entry for entry in entries):
+        return None
+    from .languages import language_files
+
+    return language_files(entries)
+
+
+def corpus_paths(entries) -> list[str] | None:
+    """The files of ``--train-file`` / ``--validation-file`` entries, language tags removed."""
+    languages = named_languages(entries)
+    if languages is None:
+        return list(entries) if entries else entries
+    return [path for paths in languages.values() for path in paths]
 
 
 def load_text(args, split_files, split, streaming=False):
@@ -31,7 +48,7 @@ def load_text(args, split_files, split, streaming=False):
         return dataset.select_columns(["text"])
     if not split_files:
         return None
-    languages = language_files(split_files)
+    languages = named_languages(split_files)
     if languages:  # a multilingual corpus: its text with each line's language (hf_lineage.data.languages)
         parts = []
         for language, paths in languages.items():

@@ -1,26 +1,27 @@
 """The one pre-training engine every family shares, on Accelerate: one CPU, one GPU or many machines.
 
     hf-lineage pretrain bert --config tiny --train-file corpus.txt --output-dir out/bert
-    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain bert ...
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.engine bert ...
 
-or from Python::
+or from Python (``hf_lineage.pretrain_dispatch.pretrain`` checks the arguments, then hands the run to this engine or
+to the family's own CPU trainer, ``hf_lineage.word_vector_trainers``)::
 
-    from hf_lineage.engine import PretrainArguments, pretrain
+    from hf_lineage.pretrain_dispatch import PretrainArguments, pretrain
     pretrain(PretrainArguments(family="bert", train_file=["corpus.txt"], output_dir="out/bert", max_steps=100))
 
 The family's ``PretrainingObjective`` (``hf_lineage.objectives``) decides the tokenizer, the examples, the collator,
 the loss normalisation and the paper's optimiser defaults; the engine does the rest, the same way for everyone.
-``pretrain()`` below is the whole run, step by step; each step lives in the module it names. Its first step picks
-the backend (``--backend``, ``pretrain_arguments.use_cpu_backend``): a family with its own CPU trainer (word2vec, svd:
-``hf_lineage.cpu``) may be trained there instead, and the rest of ``pretrain()`` is the engine.
+``run_engine()`` below is the whole run, step by step, on arguments already checked; each step lives in the module it
+names.
 
-* ``pretrain_arguments`` — ``PretrainArguments``, the choice of backend and the checks made before any work;
+* ``pretrain_arguments`` — ``PretrainArguments`` and the checks made before any work;
 * ``base_model``   — continued pre-training (``--init-from``): the saved model a run starts from, and its checks;
 * ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
 * ``resume``       — the run's folder, checkpoints and resume;
 * ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
-* ``command_line`` — ``hf-lineage pretrain``.
+* ``cli``          — ``hf-lineage pretrain`` (and ``python -m hf_lineage.engine``), which sits above
+  ``hf_lineage.pretrain_dispatch``: it runs either backend.
 
 Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
 number of processes or where a run was resumed (``hf_lineage.data.examples``); losses are normalised by counts over
@@ -32,37 +33,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.languages import describe_languages
-from ..objectives import get_objective
-from ..registry import FAMILIES, family_classes, load_object
+from ..objectives import PretrainingObjective
+from ..registry import family_classes
 from ..pretrained_folder import push_folder
-from .base_model import check_continuable, continued_model, load_base
-from .pretrain_arguments import (PretrainArguments, PretrainError, given_options, hub_model_id, settle_arguments,
-                                 use_cpu_backend)
+from .base_model import continued_model, load_base
+from .pretrain_arguments import PretrainArguments, PretrainError, hub_model_id
 from .resume import resume
 from .loaders import build_loaders, load_data
 from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
 from .results import save_run
 
-__all__ = ["PretrainArguments", "PretrainError", "pretrain"]
+__all__ = ["PretrainArguments", "PretrainError", "run_engine"]
 
 
-def pretrain(args: PretrainArguments) -> str:
-    """Pre-train ``args.family``; returns the output directory, which then holds a ``save_pretrained`` model."""
-    objective = get_objective(args.family, args)
-    given = given_options(args)
-    check_continuable(args, given)
-    # The backend first: the family's own CPU trainer (word2vec's, svd's: hf_lineage.cpu) or the engine below.
-    on_cpu = use_cpu_backend(args, objective, given)
-    settle_arguments(args, objective, on_cpu)
-    if on_cpu:
-        trainer = FAMILIES[args.family].cpu_trainer
-        print(f"hf-lineage pretrain {args.family}: config {args.config}" + (f" with {args.overrides}" if args.overrides
-              else "") + f", its own CPU trainer ({trainer.split(':')[0]}), float32 on the CPU", flush=True)
-        output = load_object(trainer)(args, objective)
-        push_if_asked(args, output)
-        return output
-
+def run_engine(args: PretrainArguments, objective: PretrainingObjective, given: set[str]) -> str:
+    """Pre-train ``args.family`` on the engine, from arguments ``pretrain_dispatch.pretrain`` has checked and settled
+    (``given``: the options as the caller gave them); returns the output directory, which then holds a
+    ``save_pretrained`` model."""
     # A continued run's base model, tokenizer and config (--init-from), checked before anything is written.
     base = load_base(args, objective, given) if args.init_from else None
     output_dir = Path(args.output_dir)
@@ -72,7 +59,9 @@ def pretrain(args: PretrainArguments) -> str:
     loaders = build_loaders(args, objective, tokenizer, train_examples, eval_examples)
     plan = plan_training(args, loaders.train, accelerator.num_processes)
     accelerator.print(describe_run(args, model, plan, accelerator, base), flush=True)
-    if objective.language_report:
+    if objective.language_report:  # a multilingual corpus (--train-file LANG=PATH)
+        from ..data.languages import describe_languages
+
         accelerator.print(describe_languages(objective.language_report, args.language_alpha), flush=True)
     optimizer = objective.build_optimizer(model, args)
     scheduler = build_scheduler(args, optimizer, plan)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import torch
 
-from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text
-from ..data.languages import plain_paths
+from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, corpus_paths, load_text
 from .pretrain_arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
 from .resume import start_output_dir
 
@@ -33,7 +32,7 @@ def load_data(args, objective, accelerator, output_dir: Path, base=None):
             tokenizer = AutoTokenizer.from_pretrained(str(output_dir))
         else:
             texts = None if args.train_file else (row["text"] for row in islice(raw_train, 1_000_000))
-            tokenizer = objective.train_tokenizer(plain_paths(args.train_file), texts)
+            tokenizer = objective.train_tokenizer(corpus_paths(args.train_file), texts)
         config = base.config if base is not None else objective.build_config(args.config, tokenizer, args.overrides)
         prepare = objective.prepare_stream if args.streaming else objective.prepare
         train_examples = prepare(raw_train, tokenizer, "train")

@@ -1,5 +1,6 @@
 """``PretrainArguments``, every option of ``hf-lineage pretrain``, and the checks run on them before any work: what
-can be refused without reading the data is refused before anything is written."""
+can be refused without reading the data is refused before anything is written. The choice of backend, which reads
+them first, is ``hf_lineage.pretrain_dispatch``'s."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import sys
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
-import torch
-
-from ..data.languages import language_files, plain_paths
+from ..data.examples import corpus_paths, named_languages
 from ..pretrained_folder import check_push
 from ..registry import FAMILIES
 
@@ -90,11 +89,12 @@ class PretrainError(ValueError):
 
 def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> None:
     """Refuse what the family does not use, fill in its defaults and check the rest, for the backend chosen
-    (``use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the engine."""
+    (``hf_lineage.pretrain_dispatch.use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the
+    engine."""
     given = given_options(args)
     if set(given) & set(objective.unused_options):
         raise PretrainError(f"{args.family} pre-training does not use "
-                            f"{_flags(set(given) & set(objective.unused_options))}; drop them")
+                            f"{option_flags(set(given) & set(objective.unused_options))}; drop them")
     resolve_defaults(args, objective)
     check_arguments(args, objective)
     if cpu_backend and "mixed_precision" in given:
@@ -167,8 +167,8 @@ def check_arguments(args: PretrainArguments, objective) -> None:
     if bool(args.train_file) == bool(args.dataset_name):
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
     check_languages(args, objective)
-    _check_files(plain_paths(args.train_file), "--train-file")
-    _check_files(plain_paths(args.validation_file), "--validation-file")
+    _check_files(corpus_paths(args.train_file), "--train-file")
+    _check_files(corpus_paths(args.validation_file), "--validation-file")
     if args.streaming and args.max_steps is None:
         raise PretrainError("--streaming needs --max-steps (a stream has no known length to count epochs in)")
     if args.max_steps is None and args.num_epochs <= 0:
@@ -222,8 +222,8 @@ def check_languages(args: PretrainArguments, objective) -> None:
     """A multilingual corpus (``--train-file LANG=PATH``, repeated): only for a family whose objective weights
     languages (``multilingual``: BERT), on local files read whole, with α in [0, 1]."""
     try:
-        languages = language_files(args.train_file)
-        language_files(args.validation_file)  # validation files may be tagged too; they are read as they are
+        languages = named_languages(args.train_file)
+        named_languages(args.validation_file)  # validation files may be tagged too; they are read as they are
     except ValueError as error:
         raise PretrainError(str(error)) from None
     if languages is None:
@@ -241,9 +241,6 @@ def check_languages(args: PretrainArguments, objective) -> None:
         raise PretrainError(f"--language-alpha must be in [0, 1] (mBERT: 0.7), got {args.language_alpha}")
 
 
-BACKENDS = ("auto", "engine", "cpu")
-
-
 def given_options(args: PretrainArguments) -> set[str]:
     """The options set to something other than their default: what was asked for (before the family's defaults
     fill the rest in)."""
@@ -255,43 +252,8 @@ def given_options(args: PretrainArguments) -> set[str]:
     return given
 
 
-def _flags(names) -> str:
+def option_flags(names) -> str:
     return ", ".join("--" + name.replace("_", "-") for name in sorted(names))
-
-
-def use_cpu_backend(args: PretrainArguments, objective, given=frozenset()) -> bool:
-    """Whether ``--backend`` picks the family's own CPU trainer (``hf_lineage.cpu``: word2vec's numba Hogwild SGD,
-    svd's factorisation) over the engine: ``cpu`` asks for it (as does every backend but ``engine`` for a family the
-    engine cannot train, svd), ``auto`` takes it when the family has one, no GPU is visible, one process runs, the
-    corpus is local files, no run is resumed and no option in ``given`` is one the CPU trainer would ignore
-    (``--max-steps``, ...). A choice the arguments make impossible is a ``PretrainError``."""
-    if args.backend not in BACKENDS:
-        raise PretrainError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
-    backend = args.backend
-    if not objective.engine_trains:  # only the family's own trainer can train it (svd: counts and an SVD)
-        if backend == "engine":
-            raise PretrainError(f"{args.family} is not trained by the engine: use --backend cpu (or auto)")
-        backend = "cpu"
-    if backend == "engine":
-        return False
-    one_process = int(os.environ.get("WORLD_SIZE", "1")) == 1
-    ignored = set(given) & set(objective.cpu_backend_ignores)
-    has_cpu_trainer = FAMILIES[args.family].cpu_trainer is not None
-    if backend == "cpu":
-        if not has_cpu_trainer:
-            raise PretrainError(f"{args.family} has no CPU backend; use --backend engine")
-        if not args.train_file or args.streaming or not one_process:
-            raise PretrainError("--backend cpu trains one process on --train-file (no --dataset-name, --streaming "
-                                "or multi-process launch); use --backend engine for those")
-        if ignored and not objective.engine_trains:
-            raise PretrainError(f"{args.family} is trained by its own code, not the engine: it does not use "
-                                f"{_flags(ignored)}; drop them")
-        if ignored:
-            raise PretrainError(f"--backend cpu ({args.family}'s own trainer) does not use {_flags(ignored)}; drop "
-                                "them or use --backend engine (or auto), which honours them")
-        return True
-    return (has_cpu_trainer and one_process and bool(args.train_file) and not args.streaming
-            and not args.resume_from and not ignored and not torch.cuda.is_available())
 
 
 def resolve_defaults(args: PretrainArguments, objective) -> PretrainArguments:

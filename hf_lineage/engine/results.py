@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..data.languages import languages_card, plain_paths
+from ..data.examples import corpus_paths
 from ..models.card_lineage_utils import public_name
 from ..pretrained_folder import save_final
 
@@ -39,6 +39,8 @@ def save_run(run, state: dict, outcome) -> None:
     )
     languages = run.objective.language_report
     if languages:
+        from ..data.languages import languages_card
+
         card_extra += languages_card(languages, args.language_alpha)
     save_final(accelerator.unwrap_model(run.model), run.tokenizer, run.output_dir, card_extra, languages=languages,
                datasets=[args.dataset_name] if args.dataset_name else args.train_file,
@@ -59,7 +61,7 @@ def pretraining_record(run, state: dict, outcome) -> dict:
     None from scratch), its data, and the words, tokens and steps it read. The words are the corpus's
     (whitespace-separated) times the passes made; None for a stream or a Hub dataset, whose length is unknown."""
     args, plan = run.args, run.plan
-    corpus_words = count_words(plain_paths(args.train_file)) if args.train_file and not args.streaming else None
+    corpus_words = count_words(corpus_paths(args.train_file)) if args.train_file and not args.streaming else None
     words_seen = (round(state["step"] / plan.steps_per_epoch * corpus_words)
                   if corpus_words is not None and plan.steps_per_epoch else None)
     model = run.accelerator.unwrap_model(run.model)

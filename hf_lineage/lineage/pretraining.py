@@ -1,4 +1,4 @@
-"""The pretraining stage: every family through the shared engine (``hf_lineage.pretrain``) on the same corpus and
+"""The pretraining stage: every family through ``hf_lineage.pretrain_dispatch.pretrain`` on the same corpus and
 budget, and the numbers the report needs from its ``train_results.json``."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def describe_size(family: str, config: dict) -> str:
 def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: dict, folder: Path,
                     seed: int | None = None) -> dict:
     """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget."""
-    from ..pretrain import PretrainArguments, pretrain
+    from ..pretrain_dispatch import PretrainArguments, pretrain
 
     config, overrides, training = scale.family_sizes(family)
     model_dir = folder / "model"

@@ -2,8 +2,9 @@
 co-occurrence counts — the count-based root of the lineage, before NNLM.
 
 Nothing here is trained by gradient descent: ``hf_lineage.train_svd`` counts, weights and factorises the matrix
-(``hf_lineage.cpu.cooccurrence``) and writes the vectors into ``LineageSvdModel``. The model is then a table of word
-vectors like word2vec's input vectors, with the same downstream task heads (``modeling_lineage_static.py``).
+(``hf_lineage.word_vector_trainers.cooccurrence``) and writes the vectors into ``LineageSvdModel``. The model is then
+a table of word vectors like word2vec's input vectors, with the same downstream task heads
+(``modeling_lineage_static.py``).
 
 =========================================  ==========================================================
 here                                       what it is

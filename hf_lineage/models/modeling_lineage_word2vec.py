@@ -16,9 +16,10 @@ here                                       gensim            what it is
 ``word_counts``                            ``wv`` "count"    corpus count of each word
 =========================================  ================  =======================================
 
-This module computes the loss of a batch of training items built by ``hf_lineage.cpu.word2vec_sampling`` (the engine
-path, for GPUs and many processes). The C tool's sequential Hogwild SGD on CPU is ``hf_lineage.train_word2vec``
-(``hf_lineage.cpu.word2vec_kernels``); both write the same weights.
+This module computes the loss of a batch of training items built by
+``hf_lineage.word_vector_trainers.word2vec_sampling`` (the engine path, for GPUs and many processes). The C tool's
+sequential Hogwild SGD on CPU is ``hf_lineage.train_word2vec`` (``hf_lineage.word_vector_trainers.word2vec_kernels``);
+both write the same weights.
 """
 
 from dataclasses import dataclass
@@ -136,7 +137,8 @@ class LineageWord2VecForPreTraining(LineageWord2VecPreTrainedModel):
     """Input vectors (``self.word2vec``) plus the output layers the config asks for: ``output_vectors`` for
     negative sampling, ``inner_node_vectors`` for hierarchical softmax, and the vocabulary counts.
 
-    ``forward`` takes one batch of training items from ``hf_lineage.cpu.word2vec_sampling.DataCollatorForWord2Vec``:
+    ``forward`` takes one batch of training items from
+    ``hf_lineage.word_vector_trainers.word2vec_sampling.DataCollatorForWord2Vec``:
 
     * ``input_ids`` (N, C) with ``attention_mask`` (N, C): the words whose input vectors make the hidden vector
       h — one context word in skip-gram (C = 1), the window's context words in CBOW (their sum, or mean with

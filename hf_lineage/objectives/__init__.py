@@ -88,6 +88,11 @@ class PretrainingObjective:
         """Called on the freshly built model, before training: a family may store data-derived state in it (word2vec
         stores its vocabulary counts). Default: nothing."""
 
+    def cpu_trainer_arguments(self):
+        """A family with its own CPU trainer (its registry entry's ``cpu_trainer``): that trainer's typed arguments
+        (``hf_lineage.word_vector_trainers``), from the run's settled ``PretrainArguments``."""
+        raise NotImplementedError(f"{self.family} has no CPU trainer")
+
     def build_optimizer(self, model, args) -> torch.optim.Optimizer:
         """The optimiser the engine steps; default: AdamW with the usual no-decay groups
         (``hf_lineage.optimization.build_optimizer``). word2vec overrides it with plain SGD."""

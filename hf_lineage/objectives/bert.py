@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import DataCollatorForMaskedLM, next_sentence_examples_from_ids
-from ..data.languages import language_files, read_language_lines, smoothed_draw, smoothed_text
+from ..data.examples import named_languages
 from ..data.next_sentence import looks_like_wikitext, split_line
 from ..models import LineageBertConfig
 from ..tokenization import train_wordpiece_tokenizer
@@ -38,7 +38,7 @@ class BertObjective(PretrainingObjective):
     forward_kwargs = {"sparse_logits": True}
 
     def train_tokenizer(self, files, texts):
-        if language_files(self.args.train_file):
+        if named_languages(self.args.train_file):
             files, texts = None, self._smoothed_text()
         return train_wordpiece_tokenizer(files=files, iterator=texts, vocab_size=self.args.vocab_size,
                                          model_max_length=self.args.max_seq_length)
@@ -46,7 +46,9 @@ class BertObjective(PretrainingObjective):
     def _smoothed_text(self):
         """mBERT's vocabulary sample: each language's words weighted by q^α; the words per language (as given) go in
         the report the model card shows."""
-        lines = read_language_lines(language_files(self.args.train_file))
+        from ..data.languages import read_language_lines, smoothed_text
+
+        lines = read_language_lines(named_languages(self.args.train_file))
         texts, report = smoothed_text(lines, self.args.language_alpha, self.args.seed)
         self.language_report = {language: {"words": entry["words"], "share": entry["share"],
                                            "probability": entry["probability"],
@@ -141,6 +143,8 @@ class BertObjective(PretrainingObjective):
                 raise ValueError(f"the {language} training text makes no pre-training sequence")
         if self.language_report is None:  # the tokenizer was given or resumed, not trained here: count the words
             self._smoothed_text()
+        from ..data.languages import smoothed_draw
+
         drawn, report = smoothed_draw(examples, self.args.language_alpha, self.args.seed)
         for language, entry in report.items():
             self.language_report.setdefault(language, {}).update(

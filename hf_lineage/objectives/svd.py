@@ -3,16 +3,22 @@
     hf-lineage pretrain svd --train-file corpus.txt --output-dir out/svd --config levy2015 --set window=2
 
 Nothing is trained by gradient descent, so the engine has no part in it (``engine_trains = False``): ``pretrain()``
-hands every run to ``hf_lineage.cpu.svd`` (``train_svd``: counts, PPMI and a truncated SVD).
+hands every run to ``hf_lineage.word_vector_trainers.svd`` (``train_svd``: counts, PPMI and a truncated SVD) with the
+arguments ``cpu_trainer_arguments`` builds.
 """
 
 from __future__ import annotations
 
-from ..cpu.word2vec_sampling import check_vocabulary, trainable_counts
+from typing import TYPE_CHECKING
+
+from ..word_vector_trainers.word2vec_sampling import check_vocabulary, trainable_counts
 from ..models import LineageSvdConfig
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from . import PretrainingObjective
+
+if TYPE_CHECKING:  # the trainer's module imports SciPy and numba, read only when it trains
+    from ..word_vector_trainers.svd import SvdTrainingArguments
 
 
 class SvdObjective(PretrainingObjective):
@@ -44,3 +50,18 @@ class SvdObjective(PretrainingObjective):
         check_vocabulary(trainable_counts(tokenizer.init_kwargs[WORD_COUNTS_KEY], tokenizer.all_special_ids,
                                           min_count), min_count)
         return tokenizer
+
+    def cpu_trainer_arguments(self) -> SvdTrainingArguments:
+        """The trainer's arguments: the run's vocabulary (``--tokenizer``, or trained here), config fields and seed."""
+        from ..word_vector_trainers.svd import SvdTrainingArguments
+
+        args = self.args
+        if args.tokenizer:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        else:
+            tokenizer = self.train_tokenizer(args.train_file, None)
+        return SvdTrainingArguments(train_files=list(args.train_file), output_dir=args.output_dir, tokenizer=tokenizer,
+                                    config_fields=self.config_fields(), seed=args.seed,
+                                    overwrite_output_dir=args.overwrite_output_dir)

@@ -2,18 +2,21 @@
 
     hf-lineage pretrain word2vec --backend engine --set architecture=skipgram --train-file ... --output-dir ...
 
-The engine and word2vec's CPU trainer (``hf_lineage.cpu.word2vec``, ``hf_lineage.train_word2vec``) train the same
-model on the same vocabulary and write the same folder (model, tokenizer, ``train_results.json``); ``pretrain()``
-picks between them (``--backend``). The CPU trainer takes its tokenizer, config fields and validation loss from this
-objective; both take their vocabulary tables from ``hf_lineage.cpu.word2vec_sampling``.
+The engine and word2vec's CPU trainer (``hf_lineage.word_vector_trainers.word2vec``, ``hf_lineage.train_word2vec``)
+train the same model on the same vocabulary and write the same folder (model, tokenizer, ``train_results.json``);
+``hf_lineage.pretrain_dispatch.pretrain`` picks between them (``--backend``). The CPU trainer's arguments
+(``cpu_trainer_arguments``: tokenizer, config fields and validation loss) come from this objective; both take their
+vocabulary tables from ``hf_lineage.word_vector_trainers.word2vec_sampling``.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
-from ..cpu.word2vec_sampling import (
+from ..word_vector_trainers.word2vec_sampling import (
     MAX_SENTENCE_WORDS,
     DataCollatorForWord2Vec,
     check_vocabulary,
@@ -24,6 +27,9 @@ from ..models import LineageWord2VecConfig
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from . import PretrainingObjective
+
+if TYPE_CHECKING:  # the trainer's module imports numba, which a run on the engine does not need
+    from ..word_vector_trainers.word2vec import Word2VecTrainingArguments
 
 
 class Word2VecObjective(PretrainingObjective):
@@ -80,6 +86,25 @@ class Word2VecObjective(PretrainingObjective):
                                               max_vocab_size=self.args.vocab_size)
         check_vocabulary(self.counts(tokenizer), min_count)
         return tokenizer
+
+    def cpu_trainer_arguments(self) -> Word2VecTrainingArguments:
+        """The CPU trainer's arguments: the run's vocabulary (``--tokenizer``, or trained as on the engine), config
+        fields and seed, and with ``--validation-file`` the engine's validation loss (``evaluate``)."""
+        from ..word_vector_trainers.word2vec import Word2VecTrainingArguments
+
+        args = self.args
+        if args.tokenizer:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        else:
+            tokenizer = self.train_tokenizer(args.train_file, None)
+        validation = (lambda model, tokenizer: self.evaluate(model, tokenizer, args)) if args.validation_file else None
+        return Word2VecTrainingArguments(
+            train_files=list(args.train_file), output_dir=args.output_dir, tokenizer=tokenizer,
+            config_fields=self.config_fields(), seed=args.seed, overwrite_output_dir=args.overwrite_output_dir,
+            validation=validation,
+        )
 
     def counts(self, tokenizer) -> np.ndarray:
         if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is None:

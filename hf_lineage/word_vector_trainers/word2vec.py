@@ -5,8 +5,9 @@
 The glue around the numba trainer: read the corpus, build or take the word-level tokenizer, encode the corpus to
 token-id arrays, build the config and ``LineageWord2VecForPreTraining``, and hand the model's weight matrices and
 the vocabulary's tables (``word2vec_sampling``) to ``word2vec_kernels.train_hogwild``, which trains them in place.
-``pretrain_word2vec`` is the same trainer given ``hf-lineage pretrain``'s arguments (``--backend cpu``, or ``auto``
-without a GPU). PPMI-SVD reads its corpus with the same ``read_corpus`` and ``encode_corpus``.
+``pretrain_word2vec`` is the same trainer run by ``hf-lineage pretrain word2vec`` (``--backend cpu``, or ``auto``
+without a GPU), on its own typed arguments (``Word2VecTrainingArguments``, which word2vec's objective builds from the
+command line's). PPMI-SVD reads its corpus with the same ``read_corpus`` and ``encode_corpus``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
@@ -206,29 +209,34 @@ def train_word2vec_arrays(model, corpus_ids: np.ndarray, starts: np.ndarray, wor
     )
 
 
-def pretrain_word2vec(args, objective) -> str:
-    """``train_word2vec`` given ``hf-lineage pretrain``'s arguments (``PretrainArguments``, settled); returns the
-    output directory. The family's objective (``Word2VecObjective``) decides the tokenizer and the config fields as
-    on the engine, and with ``--validation-file`` gives the engine's validation loss, for comparison."""
-    import shutil
+@dataclass
+class Word2VecTrainingArguments:
+    """What ``pretrain_word2vec`` trains from: a pre-training run's corpus, vocabulary, config and output folder, as
+    ``hf-lineage pretrain word2vec`` decides them (``Word2VecObjective.cpu_trainer_arguments``)."""
 
-    if args.tokenizer:
-        from transformers import AutoTokenizer
+    train_files: list[str]  # plain text files, checked to exist and hold words
+    output_dir: str
+    tokenizer: object  # the word-level tokenizer: the run's --tokenizer, or one trained on train_files
+    config_fields: dict  # LineageWord2VecConfig fields: the named size's, --set's and --num-epochs' epochs
+    seed: int = 1
+    overwrite_output_dir: bool = False  # delete what output_dir holds first (once the settings are checked)
+    # The engine's validation loss of the trained (model, tokenizer), for comparison (--validation-file); None: none.
+    validation: Callable[[object, object], dict] | None = None
 
-        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    else:
-        tokenizer = objective.train_tokenizer(args.train_file, None)
+
+def pretrain_word2vec(args: Word2VecTrainingArguments) -> str:
+    """``train_word2vec`` on a pre-training run's arguments; returns the output directory, which then also holds the
+    validation loss (``train_results.json``'s ``eval``) when ``args.validation`` is given."""
     # Before anything is written: the settings must make a valid config.
-    fields = {**LineageWord2VecConfig.named_sizes[args.config], **objective.config_fields()}
-    LineageWord2VecConfig(**{**fields, "vocab_size": len(tokenizer)})
+    LineageWord2VecConfig(**{**args.config_fields, "vocab_size": len(args.tokenizer)})
     if args.overwrite_output_dir and Path(args.output_dir).exists():
         shutil.rmtree(args.output_dir)
-    model, tokenizer = train_word2vec(args.train_file, tokenizer=tokenizer, seed=args.seed,
-                                      output_dir=args.output_dir, **fields)
+    model, tokenizer = train_word2vec(args.train_files, tokenizer=args.tokenizer, seed=args.seed,
+                                      output_dir=args.output_dir, **args.config_fields)
     results = Path(args.output_dir) / "train_results.json"
     data = json.loads(results.read_text())
-    if args.validation_file:
-        data["eval"] = objective.evaluate(model, tokenizer, args)
+    if args.validation is not None:
+        data["eval"] = args.validation(model, tokenizer)
         results.write_text(json.dumps(data, indent=2))
         print(f"word2vec (cpu backend): validation loss {data['eval']['loss']:.4f}")
     print(f"word2vec (cpu backend): {data['effective_words_per_second']:,.0f} effective words/s, "

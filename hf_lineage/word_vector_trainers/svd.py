@@ -6,13 +6,16 @@ The glue around ``cooccurrence`` (beside this module): read the corpus, build or
 one word2vec uses, read as word2vec's trainer reads it), stream the corpus through it in chunks of lines into the
 sparse co-occurrence counts, weight them by PPMI, factorise, and write the vectors into ``LineageSvdModel``. Nothing
 is trained by gradient descent, so the engine has no part in it: ``pretrain_svd`` takes every
-``hf-lineage pretrain svd`` run.
+``hf-lineage pretrain svd`` run, on its own typed arguments (``SvdTrainingArguments``, which svd's objective builds
+from the command line's).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
@@ -115,24 +118,26 @@ def train_svd(corpus, tokenizer=None, seed: int = 0, output_dir=None, config=Non
     return model, tokenizer
 
 
-def pretrain_svd(args, objective) -> str:
-    """``train_svd`` given ``hf-lineage pretrain``'s arguments (``PretrainArguments``, settled): the command line's
-    corpus, config, seed and output folder, with the vocabulary and config fields the family's objective
-    (``SvdObjective``) decides; returns the output directory."""
-    import shutil
+@dataclass
+class SvdTrainingArguments:
+    """What ``pretrain_svd`` trains from: a pre-training run's corpus, vocabulary, config and output folder, as
+    ``hf-lineage pretrain svd`` decides them (``SvdObjective.cpu_trainer_arguments``)."""
 
-    if args.tokenizer:
-        from transformers import AutoTokenizer
+    train_files: list[str]  # plain text files, checked to exist and hold words
+    output_dir: str
+    tokenizer: object  # the word-level tokenizer: the run's --tokenizer, or one trained on train_files
+    config_fields: dict  # LineageSvdConfig fields: the named size's and --set's
+    seed: int = 0  # seeds the randomized SVD
+    overwrite_output_dir: bool = False  # delete what output_dir holds first (once the settings are checked)
 
-        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    else:
-        tokenizer = objective.train_tokenizer(args.train_file, None)
-    fields = objective.config_fields()
-    LineageSvdConfig(**{**fields, "vocab_size": len(tokenizer)})  # before anything is written
+
+def pretrain_svd(args: SvdTrainingArguments) -> str:
+    """``train_svd`` on a pre-training run's arguments; returns the output directory."""
+    LineageSvdConfig(**{**args.config_fields, "vocab_size": len(args.tokenizer)})  # before anything is written
     if args.overwrite_output_dir and Path(args.output_dir).exists():
         shutil.rmtree(args.output_dir)
-    model, _ = train_svd(args.train_file, tokenizer=tokenizer, seed=args.seed, output_dir=args.output_dir,
-                         **fields)
+    model, _ = train_svd(args.train_files, tokenizer=args.tokenizer, seed=args.seed, output_dir=args.output_dir,
+                         **args.config_fields)
     results = model.train_results
     print(f"svd: {results['raw_words']:,} words counted, {results['nonzero_ppmi']:,} positive PPMI entries, "
           f"{model.config.vector_size} dimensions in {results['train_runtime']:.1f} s")

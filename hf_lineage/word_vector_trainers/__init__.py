@@ -1,4 +1,5 @@
-"""The CPU trainers: families trained by their own code on one machine's cores, not by the engine's loop.
+"""The word-vector trainers: static word vectors trained by their own code on one machine's CPU cores, not by the
+engine's loop.
 
 * ``word2vec`` — the C tool's Hogwild SGD (``word2vec.py``, ``hf_lineage.train_word2vec``), its numba kernels on
   plain arrays (``word2vec_kernels.py``, importing nothing from the package) and the vocabulary's tables
@@ -8,6 +9,7 @@
   ``cooccurrence.py``): nothing the engine could step.
 
 A family names its trainer in its registry entry (``hf_lineage.registry.Family.cpu_trainer``);
-``hf_lineage.engine.pretrain`` chooses, first thing, between it and the engine (``--backend``: ``use_cpu_backend``)
-and calls the chosen one.
+``hf_lineage.pretrain_dispatch.pretrain`` chooses between it and the engine (``--backend``: ``use_cpu_backend``) and
+calls the trainer with its own typed arguments (``Word2VecTrainingArguments``, ``SvdTrainingArguments``), which the
+family's objective builds. Nothing here reads the engine's ``PretrainArguments`` or imports ``hf_lineage.engine``.
 """

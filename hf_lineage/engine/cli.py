@@ -1,5 +1,6 @@
-"""``hf-lineage pretrain`` (and ``python -m hf_lineage.pretrain``): the command line of the engine, one flag per
-field of ``PretrainArguments``."""
+"""``hf-lineage pretrain`` (and ``python -m hf_lineage.engine``, the module ``accelerate launch -m`` runs): one flag
+per field of ``PretrainArguments``, the run handed to ``hf_lineage.pretrain_dispatch.pretrain``, which picks the
+engine or the family's own CPU trainer. It sits above that module, not in the engine's layer."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from dataclasses import fields
 
 from .. import engine
+from ..pretrain_dispatch import pretrain
 from .pretrain_arguments import PretrainArguments, PretrainError
 
 
@@ -105,7 +107,7 @@ def run_namespace(namespace: dict) -> int:
     namespace = {k: v for k, v in namespace.items() if k not in ("command", "func")}
     try:
         namespace["overrides"] = parse_set(namespace["overrides"])
-        engine.pretrain(PretrainArguments(**namespace))
+        pretrain(PretrainArguments(**namespace))
     except (PretrainError, ValueError, FileNotFoundError, StrictDataclassError) as error:
         # One line, also for huggingface_hub's multi-line type errors ("Field 'x' expected int, got str").
         print(f"hf-lineage pretrain: error: {' '.join(str(error).split())}", file=sys.stderr)
