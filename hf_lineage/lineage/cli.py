@@ -38,8 +38,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "order, its one-sentence twin, shift and wic, bigram shift and one word in two contexts, when named); "
              "also available: "
              "classification and pairs (E2E familyFriendly and paraphrase, which a bag of words solves), generation "
-             "(E2E data-to-text, BLEU), qa (extractive question answering, SQuAD 2.0 style, F1) and intent_slots "
-             "(joint intent and BIO slots, exact match)")
+             "(E2E data-to-text, BLEU), qa (extractive question answering, SQuAD 2.0 style, F1), intent_slots "
+             "(joint intent and BIO slots, exact match) and cloze (multiple choice: which of four words of one part "
+             "of speech fills a blank in a UD English sentence, accuracy)")
     add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
              "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
