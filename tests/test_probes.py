@@ -1,6 +1,8 @@
 """``hf_lineage.analysis.probes``: a probe finds a label its features encode and not one they do not, the control
 task gives one label per word type with the property's distribution, selectivity is accuracy − control, every
-family has the right number of layers, and ``hf-lineage analyze probes`` writes its files or fails cleanly."""
+family has the right number of layers, and ``hf-lineage analyze probes`` writes its files or fails cleanly; the
+sentence properties (length, depth, root_dependents) and agreement across an attractor get the right labels from a
+hand-written tree, their controls, majority and cue baselines, the sample's README counts, and the best layers."""
 
 import collections
 import importlib.util
