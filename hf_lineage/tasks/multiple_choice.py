@@ -43,10 +43,10 @@ from transformers import AutoModelForMultipleChoice, Trainer, TrainingArguments
 
 from .. import metrics as lineage_metrics
 from ..data.gpt_tasks import DataCollatorForGPTTasks
-from ..data.readers import DataFormatError
 from . import recipe_arguments, training
 from .recipe_arguments import DataTrainingArguments, ModelArguments
-from .splits import Split, hub_split, read_data_file, wanted_splits
+from .splits import Split
+from .splits import load_splits as shared_load_splits
 from .training import RecipeTrainerMixin, family_of, family_rules, logits_of
 
 logger = logging.getLogger(__name__)
@@ -165,20 +165,8 @@ def _label(value, num_choices: int, i: int, where: str) -> int:
 def load_splits(mc_args, data_args, training_args) -> dict[str, Split]:
     """The splits the run needs, read (a local file or ``--dataset_name``), standardized, cut to ``--max_*_samples``,
     every split with the same number of choices."""
-    hub = None
-    if data_args.dataset_name is not None:
-        hub = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
-    splits = {}
-    for split, file, limit, flag, option in wanted_splits(data_args, training_args):
-        if file is not None:
-            source, dataset = file, read_data_file(file, TASK, data_args)
-        else:
-            source, dataset = hub_split(hub, split, data_args, flag, option)
-        if limit is not None:
-            dataset = dataset.select(range(min(limit, len(dataset))))
-        if len(dataset) == 0:
-            raise DataFormatError(source, None, "no examples")
-        splits[split] = Split(standardize(dataset, mc_args, data_args, source), source)
+    splits = shared_load_splits(TASK, data_args, training_args,
+                                standardized=lambda dataset, source: standardize(dataset, mc_args, data_args, source))
     sizes = {name: len(split.dataset[0]["choices"]) for name, split in splits.items()}
     if len(set(sizes.values())) > 1:
         raise ValueError(f"the splits have different numbers of choices ({sizes}): a model scores a fixed number")

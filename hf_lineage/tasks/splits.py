@@ -148,8 +148,11 @@ def hub_split(hub, split: str, data_args: DataTrainingArguments, flag: str, opti
     return "/".join(filter(None, [data_args.dataset_name, data_args.dataset_config_name])) + f" {split}", hub[split]
 
 
-def load_splits(task: str, data_args: DataTrainingArguments, training_args) -> dict[str, Split]:
-    """The splits the run needs (``wanted_splits``), read, standardized and cut to ``--max_*_samples``."""
+def load_splits(task: str, data_args: DataTrainingArguments, training_args, standardized=None) -> dict[str, Split]:
+    """The splits the run needs (``wanted_splits``), read, standardized and cut to ``--max_*_samples``.
+    ``standardized(dataset, source)`` replaces ``standardize`` for a task whose columns need its own arguments
+    (multiple choice)."""
+    standardized = standardized or (lambda dataset, source: standardize(dataset, task, data_args, source))
     hub = None
     if data_args.dataset_name is not None:
         hub = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
@@ -159,7 +162,7 @@ def load_splits(task: str, data_args: DataTrainingArguments, training_args) -> d
             source, dataset = file, read_data_file(file, task, data_args)
         else:
             source, dataset = hub_split(hub, split, data_args, flag, option)
-        dataset = standardize(dataset, task, data_args, source)
+        dataset = standardized(dataset, source)
         if limit is not None and task == "generation" and split != "train":
             # Generation is scored per distinct input against all its references (an E2E MR has several rows):
             # keep every row of the first N inputs, not the first N rows.
