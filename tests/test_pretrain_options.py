@@ -403,3 +403,42 @@ def test_a_run_recorded_before_the_switches_existed_resumes_as_the_papers_object
     args.next_sentence_prediction = False
     with pytest.raises(dispatch.PretrainError, match="holds a different run"):
         check_arguments(args, objective_class("bert")(args))
+
+
+def test_the_lineage_pretrains_berts_ablations_at_its_size_data_and_budget_with_one_ingredient_changed(monkeypatch):
+    from hf_lineage.lineage.experiment import plan_cells
+    from hf_lineage.lineage.settings import LineageError, check_arguments
+
+    runs = {}
+
+    class Captured(Exception):
+        pass
+
+    def capture(run):
+        runs[run.output_dir] = asdict(resolve_defaults(run, objective_class(run.family)(run)))
+        raise Captured
+
+    monkeypatch.setattr(dispatch, "pretrain", capture)
+    corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
+    families = ["bert", "bert-no-nsp", "bert-ltr"]
+    args = LineageArguments(families=families, pretrain=True)
+    assert check_arguments(args).name == "tiny"
+    for family in families:
+        with pytest.raises(Captured):
+            pretraining.pretrain_family(family, SCALES["tiny"], args, corpus, Path(family))
+    bert, no_nsp, ltr = (runs[str(Path(family) / "model")] for family in families)
+    assert bert["family"] == no_nsp["family"] == ltr["family"] == "bert"
+    assert (bert["next_sentence_prediction"], no_nsp["next_sentence_prediction"],
+            ltr["next_sentence_prediction"]) == (True, False, False)
+    assert (bert["overrides"], no_nsp["overrides"], ltr["overrides"]) == ({}, {}, {"is_decoder": True})
+    same = lambda run: {k: v for k, v in run.items()  # noqa: E731
+                        if k not in ("output_dir", "overrides", "next_sentence_prediction")}
+    assert same(bert) == same(no_nsp) == same(ltr)  # the same size, data, budget (epochs of the corpus), seed
+    assert bert["num_epochs"] == pytest.approx(1_850_000 / 600_000)
+    # Fine-tuned like every family: the same cells for the three.
+    cells = plan_cells(["labeling", "order_pairs"], families, ["frozen", "finetuned"], 1000, [100], ("labeling",))
+    per_family = {family: sorted((t, v, n) for t, f, v, n in cells if f == family) for family in families}
+    assert per_family["bert"] == per_family["bert-no-nsp"] == per_family["bert-ltr"] and per_family["bert"]
+    # Nothing ships for them: without --pretrain (or their folders) the run is refused before it starts.
+    with pytest.raises(LineageError, match="bert-no-nsp, bert-ltr: BERT's ablations have no shipped checkpoint"):
+        check_arguments(LineageArguments(families=families))

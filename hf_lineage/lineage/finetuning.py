@@ -16,6 +16,7 @@ from .settings import (
     VARIANTS,
     LineageArguments,
     Scale,
+    library_family,
     main_variant,
 )
 from .stages import process_state
@@ -67,7 +68,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         pair_task=spec.pair_task, max_target_length=scale.max_target_length,
         # How GPT and BERT read a pair; the other families always read each sentence on its own.
         pair_encoding=((args.pair_encoding or scale.pair_encoding)
-                       if spec.kind == "sentence_pairs" and hasattr(family_classes(family)[0], "pair_encoding")
+                       if spec.kind == "sentence_pairs" and hasattr(family_classes(library_family(family))[0], "pair_encoding")
                        else None))
     mixed_precision = args.mixed_precision or scale.mixed_precision
     generating = spec.kind == "generation"
@@ -176,7 +177,7 @@ def task_head_for(family: str, variant: str, kind: str) -> str | None:
     not heads; None (the config's linear head) otherwise."""
     from ..registry import family_classes
 
-    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(family_classes(family)[0], "task_head"):
+    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(family_classes(library_family(family))[0], "task_head"):
         return None
     return FROZEN_TASK_HEAD
 
