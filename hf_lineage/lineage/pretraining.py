@@ -83,8 +83,8 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
     config, overrides, training = scale.family_sizes(family)
     model_dir = folder / "model"
     run = PretrainArguments(
-        family=library_family(family), output_dir=str(model_dir), config=config, overrides=dict(overrides), train_file=corpus["train"],
-        validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
+        family=library_family(family), output_dir=str(model_dir), config=config, overrides=dict(overrides),
+        train_file=corpus["train"], validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
         seed=args.seed if seed is None else seed, report_to="none",
         mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training,
         **LINEAGE_FAMILIES[family].pretrain_options)
