@@ -512,3 +512,18 @@ def test_trainer_gradient_accumulation_equals_one_big_batch_for_classification(t
         Trainer(model=model, args=args, train_dataset=data).train()
         weights.append(model.classifier.weight.detach().clone())
     torch.testing.assert_close(weights[0], weights[1], atol=1e-6, rtol=1e-5)
+
+
+def test_a_model_pretrained_without_nsp_adds_no_nsp_loss_and_says_so_in_its_config(tmp_path):
+    config = LineageBertConfig.from_named("tiny", vocab_size=99, next_sentence_prediction=False)
+    model = LineageBertForPreTraining(config).eval()
+    input_ids = torch.randint(5, 99, (2, 9))
+    labels = torch.full_like(input_ids, -100)
+    labels[:, 3] = input_ids[:, 3]
+    out = model(input_ids, labels=labels, next_sentence_label=torch.tensor([0, 1]))
+    assert out.nsp_loss is None and torch.equal(out.loss, out.mlm_loss)
+    assert out.seq_relationship_logits.shape == (2, 2)  # the head stays (the checkpoint keeps its layout), unused
+    model.save_pretrained(tmp_path)
+    assert LineageBertConfig.from_pretrained(tmp_path).next_sentence_prediction is False
+    with_nsp = LineageBertForPreTraining(LineageBertConfig.from_named("tiny", vocab_size=99)).eval()
+    assert with_nsp(input_ids, labels=labels, next_sentence_label=torch.tensor([0, 1])).nsp_loss is not None

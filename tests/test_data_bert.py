@@ -101,6 +101,45 @@ def test_mask_fraction_and_80_10_10_split(tokenizer):
     assert abs(a - b) / n < 0.08
 
 
+def bert_objective(**given):
+    """BERT's pre-training objective with ``hf-lineage pretrain bert``'s switches, the paper's filling the rest."""
+    from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+    from hf_lineage.objectives import objective_class
+
+    args = PretrainArguments(family="bert", output_dir="unused", config="tiny", **given)
+    objective = objective_class("bert")(args)
+    resolve_defaults(args, objective)
+    return objective
+
+
+def test_the_objectives_mask_rate_and_split_reach_the_collator(tokenizer):
+    feats = [{**f, "mask_seed": i} for i, f in enumerate(random_features(400, random.Random(1)))]
+    batch = bert_objective(mlm_probability=0.3, mask_split=(0.5, 0.3, 0.2)).collator(tokenizer)(feats)
+    chosen, ids = batch["labels"] != -100, batch["input_ids"]
+    for i, f in enumerate(feats):  # the original script's count, at the asked rate
+        assert int(chosen[i].sum()) == expected_count(len(f["input_ids"]), p=0.3)
+    original = batch["labels"][chosen]
+    n = chosen.sum().item()
+    masked = (ids[chosen] == MASK).sum().item() / n
+    kept = (ids[chosen] == original).sum().item() / n
+    assert n > 4000 and abs(masked - 0.5) < 0.03 and abs(kept - 0.2) < 0.025
+    assert abs(1 - masked - kept - 0.3) < 0.03  # a random token
+    # The paper's defaults give the collator the package always had, bit for bit (the same masks for a seed).
+    default = bert_objective().collator(tokenizer)(feats)
+    before = DataCollatorForMaskedLM(tokenizer)(feats)
+    assert all(torch.equal(default[key], before[key]) for key in before) and default.keys() == before.keys()
+
+
+def test_without_nsp_the_pairs_are_the_same_and_only_the_label_goes():
+    documents = [[[10 + d * 50 + s * 5 + t for t in range(4)] for s in range(6)] for d in range(8)]
+    with_nsp, without = bert_objective(), bert_objective(next_sentence_prediction=False)
+    for objective in (with_nsp, without):
+        objective.tokenizer_ids = (CLS, SEP)
+    a, b = with_nsp._examples(documents, seed=3), without._examples(documents, seed=3)
+    assert {0, 1} == {e["next_sentence_label"] for e in a} and all("next_sentence_label" not in e for e in b)
+    assert [{k: v for k, v in e.items() if k != "next_sentence_label"} for e in a] == b
+
+
 def test_never_special_tokens_or_padding(tokenizer):
     rng = random.Random(1)
     feats = random_features(200, rng, lo=4, hi=30)

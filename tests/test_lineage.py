@@ -316,7 +316,7 @@ def test_every_scale_builds_a_valid_config_for_every_family(scale):
 
     for family in experiment.LINEAGE_FAMILIES:
         named, overrides, _ = experiment.SCALES[scale].family_sizes(family)
-        config_class, _ = family_classes(family)
+        config_class, _ = family_classes(experiment.library_family(family))  # BERT's ablations: BERT's config
         config = config_class.from_named(named, **overrides)  # a ValueError naming the field if a size is invalid
         assert all(getattr(config, key) == value for key, value in overrides.items())
 

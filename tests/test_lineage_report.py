@@ -523,3 +523,66 @@ def test_learned_enough_names_a_model_that_knows_less_than_word_identity(tmp_pat
     results["learned_enough"] = list(rows.values())
     results["claims"], results["probes"] = evaluate_claims(results), None
     assert "## Did each contextual model learn enough to be compared?" in open(write_report(results, tmp_path)).read()
+
+
+# --- BERT's ablations (issue 45) ----------------------------------------------------------------------------------
+
+
+def with_ablations(bert, no_nsp, ltr, n=1000):
+    """The lineage's results with BERT's ablations run: on each understanding task and on one that needs context
+    (``shift``, every validation set of ``n`` units), BERT, BERT without NSP and BERT left to right, fine-tuned."""
+    results = make_results(on_tasks(ORDERED), n=n)
+    results["tasks"]["shift"] = {"metric": "accuracy", "understanding": True, "needs_context": True,
+                                 "validation_examples": n, "validation_units": n}
+    results["families"] += ["bert-no-nsp", "bert-ltr"]
+    for task in (*UNDERSTANDING, "shift"):
+        for family, score in {"bert": bert, "bert-no-nsp": no_nsp, "bert-ltr": ltr}.items():
+            if family == "bert" and task != "shift":
+                results["finetuning"] = [c for c in results["finetuning"]
+                                         if (c["family"], c["task"], c["variant"]) != ("bert", task, "finetuned")]
+            results["finetuning"].append({"family": family, "task": task, "variant": "finetuned", "main": True,
+                                          "status": "ok", "score": score})
+    return results
+
+
+def ablation_claim(results, claim_id):
+    (found,) = [c for c in evaluate_claims(results) if c["id"] == f"{claim_id}_finetuned"]
+    return found
+
+
+@pytest.mark.parametrize("bert, no_nsp, n, verdict, effect", [
+    (0.800, 0.801, 200_000, "confirmed", "small"),  # the intervals inside the ±0.02 margin
+    (0.850, 0.750, 1000, "not confirmed", "large"),  # NSP helps far beyond noise and the margin
+    (0.700, 0.800, 1000, "not confirmed", "large"),  # ... or hurts: either way it matters
+    (0.800, 0.810, 1000, "inconclusive", "undecided"),  # inside the noise, but the noise is wider than the margin
+])
+def test_nsp_matters_little_is_judged_against_a_margin_fixed_up_front(bert, no_nsp, n, verdict, effect):
+    found = ablation_claim(with_ablations(bert, no_nsp, 0.5, n=n), "nsp_little")
+    assert found["verdict"] == verdict and {c["effect"] for c in found["comparisons"]} == {effect}
+    assert len(found["comparisons"]) == 4 and "margin of 0.02" in found["rule"]
+
+
+@pytest.mark.parametrize("bert, no_nsp, ltr, verdict", [
+    (0.80, 0.80, 0.60, "confirmed"),  # left to right is far worse on the task that needs context
+    (0.80, 0.80, 0.79, "inconclusive"),  # within noise
+    (0.80, 0.80, 0.95, "not confirmed"),  # left to right is better
+    (0.50, 0.80, 0.60, "inconclusive"),  # the direction gap holds but NSP's effect (0.3) is larger: not *the* key
+])
+def test_bidirectional_is_the_key_factor_compares_bert_without_nsp_with_it_left_to_right(bert, no_nsp, ltr, verdict):
+    found = ablation_claim(with_ablations(bert, no_nsp, ltr), "bidirectional_key")
+    assert found["verdict"] == verdict
+    assert [c["task"] for c in found["comparisons"]] == ["shift"]  # only the task built to need context
+    assert found["comparisons"][0]["lower"].startswith("BERT left-to-right")
+
+
+def test_the_ablation_claims_appear_only_when_it_ran_and_leave_the_lineage_claims_alone():
+    plain = make_results(on_tasks(ORDERED))
+    assert not {"nsp_little", "bidirectional_key"} & {c["id"].rsplit("_", 1)[0] for c in evaluate_claims(plain)}
+    ablated = with_ablations(ORDERED["bert"], 0.1, 0.1)
+    ablated["tasks"].pop("shift")
+    ablated["finetuning"] = [c for c in ablated["finetuning"] if c["task"] != "shift"]
+    claims = evaluate_claims(ablated)
+    lineage = [c for c in claims if not c["id"].startswith(("nsp_little", "bidirectional_key"))]
+    assert lineage == evaluate_claims(plain)  # the ablations' (far lower) scores change no lineage verdict
+    assert {c["id"] for c in claims} - {c["id"] for c in lineage} == {
+        f"{claim}_{regime}" for claim in ("nsp_little", "bidirectional_key") for regime in ("frozen", "finetuned")}

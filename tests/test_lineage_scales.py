@@ -36,7 +36,8 @@ def shrink(scale: settings.Scale, monkeypatch) -> None:
     batches, sequences and vocabulary."""
     for family, spec in settings.LINEAGE_FAMILIES.items():
         named, overrides, pretraining = spec.sizes[scale.name]
-        sizes = {**spec.sizes, scale.name: (named, {**overrides, **SHRUNK_SIZES[family]}, pretraining)}
+        shrunk = SHRUNK_SIZES[settings.library_family(family)]  # BERT's ablations: BERT's
+        sizes = {**spec.sizes, scale.name: (named, {**overrides, **shrunk}, pretraining)}
         monkeypatch.setitem(settings.LINEAGE_FAMILIES, family, dataclasses.replace(spec, sizes=sizes))
     # One learning rate: the sweep runs the same cells at every scale (tests/test_lineage.py runs it).
     monkeypatch.setitem(settings.SCALES, scale.name, dataclasses.replace(

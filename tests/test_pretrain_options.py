@@ -16,7 +16,7 @@ from hf_lineage.lineage import pretraining
 from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
 from hf_lineage.objectives import objective_class
 from hf_lineage.registry import FAMILIES, family_classes
-from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+from hf_lineage.engine.pretrain_arguments import OBJECTIVE_OPTIONS, PretrainArguments, resolve_defaults
 
 
 PAPER_CONFIG = {"bert": "base", "gpt": "gpt", "elmo": "original", "nnlm": "mlp1"}
@@ -102,7 +102,9 @@ def test_every_pretrain_option_is_either_used_by_the_word2vec_cpu_trainer_or_sen
     names = {f.name for f in fields(PretrainArguments)}
     # A new option must be decided on here: used by the CPU trainer, or one that makes --backend auto take the
     # engine (and --backend cpu refuse it), or one neither path uses (refused: plain SGD has no weight decay).
-    assert names == CPU_TRAINER_USES | set(word2vec.cpu_backend_ignores) | set(word2vec.unused_options)
+    # BERT's objective switches (OBJECTIVE_OPTIONS) are refused for every other family.
+    assert names == (CPU_TRAINER_USES | set(word2vec.cpu_backend_ignores) | set(word2vec.unused_options)
+                     | set(OBJECTIVE_OPTIONS))
     assert not CPU_TRAINER_USES & set(word2vec.cpu_backend_ignores)
 
 
@@ -298,3 +300,145 @@ def test_a_family_named_without_a_config_is_its_papers(family):
     assert args.config == FAMILIES[family].paper_size != "tiny" and args.config in config_class.named_sizes
     objective = objective_class(family)
     assert all(getattr(args, k) == v for k, v in objective.defaults.items()), "the paper's defaults, not tiny's"
+
+
+# --------------------------------------------------------------------------- BERT's objective switches (issue 45)
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bert_corpus")
+    train, valid = root / "train.txt", root / "valid.txt"
+    train.write_text((SAMPLES / "corpus.train.txt").read_text(encoding="utf-8")[:30_000], encoding="utf-8")
+    valid.write_text((SAMPLES / "corpus.validation.txt").read_text(encoding="utf-8")[:15_000], encoding="utf-8")
+    return {"train": str(train), "valid": str(valid)}
+
+
+def bert_run(corpus, out, *extra, family="bert"):
+    return main([family, "--config", "tiny", "--train-file", corpus["train"], "--validation-file", corpus["valid"],
+                 "--vocab-size", "400", "--output-dir", str(out), "--report-to", "none", "--per-device-batch-size",
+                 "4", "--max-steps", "3", *extra])
+
+
+def test_the_objective_switches_parse_and_default_to_the_papers():
+    from hf_lineage.engine.cli import build_parser
+
+    given = vars(build_parser().parse_args(["bert", "--output-dir", "o", "--no-next-sentence-prediction",
+                                            "--mlm-probability", "0.2", "--mask-split", "0.5,0.25,0.25"]))
+    assert (given["next_sentence_prediction"], given["mlm_probability"], given["mask_split"]) == (False, 0.2,
+                                                                                                   (0.5, 0.25, 0.25))
+    unset = vars(build_parser().parse_args(["bert", "--output-dir", "o"]))
+    assert [unset[name] for name in OBJECTIVE_OPTIONS] == [None, None, None]  # the family's: given_options sees none
+    paper = resolved("bert")
+    assert (paper.next_sentence_prediction, paper.mlm_probability, paper.mask_split) == (True, 0.15, (0.8, 0.1, 0.1))
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["bert", "--output-dir", "o", "--mask-split", "most,some,rest"])
+    assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("family, extra, message", [
+    ("bert", ["--mask-split", "0.8,0.1,0.2"], "--mask-split takes three shares >= 0 that sum to 1"),
+    ("bert", ["--mask-split", "0.8,0.2"], "--mask-split takes three shares"),
+    ("bert", ["--mask-split", "1.1,-0.1,0"], "--mask-split takes three shares >= 0"),
+    ("bert", ["--mlm-probability", "0"], "--mlm-probability must be in (0, 1)"),
+    ("bert", ["--mlm-probability", "1.5"], "--mlm-probability must be in (0, 1)"),
+    ("bert", ["--set", "is_decoder=true"], "add --no-next-sentence-prediction"),
+    ("bert", ["--set", "is_decoder=true", "--no-next-sentence-prediction", "--mlm-probability", "0.2"],
+     "nothing is masked, drop --mlm-probability"),
+    ("bert", ["--set", "next_sentence_prediction=false"], "use --no-next-sentence-prediction"),
+    ("gpt", ["--no-next-sentence-prediction"], "--no-next-sentence-prediction: BERT's pre-training objective"),
+    ("elmo", ["--mask-split", "0.8,0.1,0.1", "--mlm-probability", "0.15"],
+     "--mask-split, --mlm-probability: BERT's pre-training objective"),
+])
+def test_bad_objective_switches_and_other_families_exit_2_and_write_nothing(small_corpus, tmp_path, capsys, family,
+                                                                            extra, message):
+    out = tmp_path / "out"
+    assert bert_run(small_corpus, out, *extra, family=family) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_without_nsp_the_model_the_record_and_the_card_say_so_and_no_nsp_loss_is_trained(small_corpus, tmp_path):
+    out = tmp_path / "no_nsp"
+    assert bert_run(small_corpus, out, "--no-next-sentence-prediction", "--mlm-probability", "0.2",
+                    "--mask-split", "0.6,0.2,0.2") == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["next_sentence_prediction"] is False and config["architectures"] == ["LineageBertForPreTraining"]
+    record = json.loads((out / "pretraining.json").read_text())["objective"]
+    assert record["next_sentence_prediction"] is False and record["mlm_probability"] == 0.2
+    assert record["mask_split"] == [0.6, 0.2, 0.2]
+    assert "no next-sentence prediction" in (out / "README.md").read_text()
+    assert "20 % of tokens" in (out / "README.md").read_text()
+    evaluation = json.loads((out / "train_results.json").read_text())["eval"]
+    assert "mlm_loss" in evaluation and "nsp_loss" not in evaluation  # no NSP labels, so no NSP term at all
+    # The same command with NSP (the default) has the NSP numbers, and its card says it trained NSP.
+    with_nsp = tmp_path / "nsp"
+    assert bert_run(small_corpus, with_nsp) == 0
+    assert "nsp_loss" in json.loads((with_nsp / "train_results.json").read_text())["eval"]
+    assert "+ next-sentence prediction" in (with_nsp / "README.md").read_text()
+    assert json.loads((with_nsp / "config.json").read_text()).get("next_sentence_prediction", True) is True
+
+
+def test_bert_left_to_right_is_the_same_architecture_as_a_causal_lm_on_the_same_examples(small_corpus, tmp_path):
+    out = tmp_path / "ltr"
+    assert bert_run(small_corpus, out, "--no-next-sentence-prediction", "--set", "is_decoder=true") == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["architectures"] == ["LineageBertForCausalLM"] and config["is_decoder"] is True
+    results = json.loads((out / "train_results.json").read_text())
+    assert results["perplexity_of"] == "lm_loss" and "lm_perplexity" in results["eval"]
+    assert "left-to-right LM" in (out / "README.md").read_text()
+
+
+def test_a_run_recorded_before_the_switches_existed_resumes_as_the_papers_objective(tmp_path):
+    from hf_lineage.engine.pretrain_arguments import RUN_FILE, check_arguments, run_identity
+
+    train = tmp_path / "train.txt"
+    train.write_text("a b c.\n\nd e f.\n")
+    args = resolved("bert", train_file=[str(train)], resume_from="latest")
+    args.output_dir = str(tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    old = {k: v for k, v in run_identity(args).items() if k not in OBJECTIVE_OPTIONS}
+    (tmp_path / "out" / RUN_FILE).write_text(json.dumps(old))
+    check_arguments(args, objective_class("bert")(args))  # the paper's objective: the same run
+    args.next_sentence_prediction = False
+    with pytest.raises(dispatch.PretrainError, match="holds a different run"):
+        check_arguments(args, objective_class("bert")(args))
+
+
+def test_the_lineage_pretrains_berts_ablations_at_its_size_data_and_budget_with_one_ingredient_changed(monkeypatch):
+    from hf_lineage.lineage.experiment import plan_cells
+    from hf_lineage.lineage.settings import LineageError, check_arguments
+
+    runs = {}
+
+    class Captured(Exception):
+        pass
+
+    def capture(run):
+        runs[run.output_dir] = asdict(resolve_defaults(run, objective_class(run.family)(run)))
+        raise Captured
+
+    monkeypatch.setattr(dispatch, "pretrain", capture)
+    corpus = {"train": ["train.txt"], "validation": ["valid.txt"], "train_words": 600_000}
+    families = ["bert", "bert-no-nsp", "bert-ltr"]
+    args = LineageArguments(families=families, pretrain=True)
+    assert check_arguments(args).name == "tiny"
+    for family in families:
+        with pytest.raises(Captured):
+            pretraining.pretrain_family(family, SCALES["tiny"], args, corpus, Path(family))
+    bert, no_nsp, ltr = (runs[str(Path(family) / "model")] for family in families)
+    assert bert["family"] == no_nsp["family"] == ltr["family"] == "bert"
+    assert (bert["next_sentence_prediction"], no_nsp["next_sentence_prediction"],
+            ltr["next_sentence_prediction"]) == (True, False, False)
+    assert (bert["overrides"], no_nsp["overrides"], ltr["overrides"]) == ({}, {}, {"is_decoder": True})
+    same = lambda run: {k: v for k, v in run.items()  # noqa: E731
+                        if k not in ("output_dir", "overrides", "next_sentence_prediction")}
+    assert same(bert) == same(no_nsp) == same(ltr)  # the same size, data, budget (epochs of the corpus), seed
+    assert bert["num_epochs"] == pytest.approx(1_850_000 / 600_000)
+    # Fine-tuned like every family: the same cells for the three.
+    cells = plan_cells(["labeling", "order_pairs"], families, ["frozen", "finetuned"], 1000, [100], ("labeling",))
+    per_family = {family: sorted((t, v, n) for t, f, v, n in cells if f == family) for family in families}
+    assert per_family["bert"] == per_family["bert-no-nsp"] == per_family["bert-ltr"] and per_family["bert"]
+    # Nothing ships for them: without --pretrain (or their folders) the run is refused before it starts.
+    with pytest.raises(LineageError, match="bert-no-nsp, bert-ltr: BERT's ablations have no shipped checkpoint"):
+        check_arguments(LineageArguments(families=families))

@@ -28,6 +28,15 @@ def parse_set(pairs: list[str]) -> dict:
     return overrides
 
 
+def parse_mask_split(text: str) -> tuple[float, ...]:
+    """``--mask-split 0.8,0.1,0.1``: the shares of the masked tokens replaced by [MASK], by a random token and kept
+    (checked, with their sum, before anything is written: ``pretrain_arguments.check_objective``)."""
+    try:
+        return tuple(float(share) for share in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected three shares like 0.8,0.1,0.1, got {text!r}") from None
+
+
 FLAG_HELP = {
     "init_from": "continue pre-training a saved model, a folder or a Hub id (run_mlm.py's --model_name_or_path): a "
     "lineage model of FAMILY, or transformers' BertForPreTraining (bert) / OpenAIGPTLMHeadModel (gpt), converted; its "
@@ -62,6 +71,12 @@ FLAG_HELP = {
     "push_to_hub": "after training, push the model folder (model, tokenizer, card, train_results.json; not the "
     "checkpoints) to the Hugging Face Hub; needs a token (`hf auth login` or HF_TOKEN), checked before training",
     "hub_model_id": "the Hub repository to push to (NAME or OWNER/NAME; default: the output folder's name)",
+    "next_sentence_prediction": "bert: train next-sentence prediction (the default, as the paper); "
+    "--no-next-sentence-prediction drops its loss and keeps the same [CLS] A [SEP] B [SEP] pairs (Devlin et al.'s "
+    "\"No NSP\" ablation); with --set is_decoder=true, BERT's architecture trained left to right (\"LTR & No NSP\")",
+    "mlm_probability": "bert: the share of each sequence's tokens masked and predicted (default 0.15)",
+    "mask_split": "bert: of the masked tokens, the shares replaced by [MASK], by a random token and left unchanged, "
+    "summing to 1 (default 0.8,0.1,0.1)",
     "backend": "auto, engine or cpu: cpu runs the family's own CPU trainer (word2vec: whole passes over local files, "
     "no checkpoints); auto picks it when the family has one, no GPU is visible, one process runs and no option only "
     "the engine honours (--max-steps, --checkpoint-every, --learning-rate, ...) is given",
@@ -84,6 +99,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help_text = FLAG_HELP.get(f.name, "default: the family's (from its paper)" if f.default is None else None)
         if f.type == "bool":
             parser.add_argument(flag, action="store_true", help=help_text)
+        elif f.type == "bool | None":  # on by the family's default: --no-FLAG turns it off
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif f.name == "mask_split":
+            parser.add_argument(flag, type=parse_mask_split, metavar="MASK,RANDOM,KEEP", help=help_text)
         elif f.name in ("train_file", "validation_file"):
             parser.add_argument(flag, nargs="+", action="extend", help=help_text)
         else:

@@ -19,10 +19,15 @@ RUN_FILE = "run_args.json"
 IDENTITY_FIELDS = (
     "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
     "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size",
-    "gradient_accumulation_steps", "init_from",
+    "gradient_accumulation_steps", "init_from", "next_sentence_prediction", "mlm_probability", "mask_split",
 )
-# What a run recorded before an identity field existed had that field's default.
+# What a run recorded before an identity field existed had that field's default (the objective's options: the
+# family's, ``OBJECTIVE_OPTIONS``).
 IDENTITY_DEFAULTS = {"language_alpha": 0.7, "init_from": None}
+# BERT's pre-training objective, switchable for its ablations (Devlin et al. 2018, section 5.1 and appendix C.2):
+# next-sentence prediction on or off, the share of tokens masked, and what becomes of them. Refused for a family whose
+# objective does not take them (``PretrainingObjective.objective_options``).
+OBJECTIVE_OPTIONS = ("next_sentence_prediction", "mlm_probability", "mask_split")
 
 
 @dataclass
@@ -45,6 +50,14 @@ class PretrainArguments:
     tokenizer: str | None = None
     vocab_size: int | None = None
     max_seq_length: int | None = None
+    # BERT's objective (``OBJECTIVE_OPTIONS``; None: its paper's). Without next-sentence prediction the examples are
+    # the same [CLS] A [SEP] B [SEP] pairs (B random half the time) and only the NSP loss is dropped: Devlin et al.'s
+    # "No NSP" row. mlm_probability: the share of each sequence's tokens predicted (run_mlm.py's name); mask_split:
+    # of those, the shares replaced by [MASK], by a random token and left unchanged (transformers'
+    # mask_replace_prob, random_replace_prob and the rest).
+    next_sentence_prediction: bool | None = None
+    mlm_probability: float | None = None
+    mask_split: tuple[float, float, float] | None = None
     seed: int = 42
     max_steps: int | None = None
     num_epochs: float = 1.0
@@ -92,6 +105,10 @@ def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> N
     (``hf_lineage.pretrain_dispatch.use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the
     engine."""
     given = given_options(args)
+    foreign = set(given) & set(OBJECTIVE_OPTIONS) - set(objective.objective_options)
+    if foreign:
+        raise PretrainError(f"{objective_flags(args, foreign)}: BERT's pre-training objective (masked LM and "
+                            f"next-sentence prediction); {args.family} pre-training does not take them")
     if set(given) & set(objective.unused_options):
         raise PretrainError(f"{args.family} pre-training does not use "
                             f"{option_flags(set(given) & set(objective.unused_options))}; drop them")
@@ -100,6 +117,42 @@ def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> N
     if cpu_backend and "mixed_precision" in given:
         print(f"note: --mixed-precision {args.mixed_precision} does not apply to {args.family}'s CPU trainer "
               "(float32); --backend engine uses it", file=sys.stderr)
+
+
+def objective_flags(args: PretrainArguments, names) -> str:
+    """The objective options as given on the command line (``--no-next-sentence-prediction``, not its field)."""
+    flags = option_flags(set(names) - {"next_sentence_prediction"})
+    if "next_sentence_prediction" in names:
+        no = "" if args.next_sentence_prediction else "no-"
+        flags = ", ".join(filter(None, [f"--{no}next-sentence-prediction", flags]))
+    return flags
+
+
+def check_objective(args: PretrainArguments, objective) -> None:
+    """BERT's objective options (after the family's defaults): a rate in (0, 1), a split of three shares that sum to
+    1, and for BERT's architecture trained left to right (``--set is_decoder=true``, Devlin et al.'s "LTR & No
+    NSP") no NSP and no masking: its [CLS] sees only itself, and it predicts every next token, none masked."""
+    if "next_sentence_prediction" in args.overrides:
+        raise PretrainError("--set next_sentence_prediction: use --no-next-sentence-prediction (the data and the "
+                            "loss follow it, not only the config)")
+    if "mlm_probability" not in objective.objective_options:
+        return
+    if not 0 < args.mlm_probability < 1:
+        raise PretrainError(f"--mlm-probability must be in (0, 1) (BERT: 0.15), got {args.mlm_probability}")
+    split = args.mask_split
+    if len(split) != 3 or min(split) < 0 or abs(sum(split) - 1) > 1e-6:
+        raise PretrainError(f"--mask-split takes three shares >= 0 that sum to 1 ([MASK], a random token, unchanged; "
+                            f"BERT: 0.8,0.1,0.1), got {','.join(f'{x:g}' for x in split)}")
+    if args.overrides.get("is_decoder"):
+        # Either one other than the paper's (its defaults fill them in before these checks)
+        masking = [name for name in ("mlm_probability", "mask_split")
+                   if json.dumps(getattr(args, name)) != json.dumps(objective.defaults[name])]
+        if masking:
+            raise PretrainError(f"--set is_decoder=true trains BERT left to right on every next token: nothing is "
+                                f"masked, drop {option_flags(masking)}")
+        if args.next_sentence_prediction:
+            raise PretrainError("--set is_decoder=true trains BERT left to right, where [CLS] sees only itself: add "
+                                "--no-next-sentence-prediction (Devlin et al.'s \"LTR & No NSP\")")
 
 
 def check_not_silently_replicated(accelerator) -> None:
@@ -164,6 +217,7 @@ def check_arguments(args: PretrainArguments, objective) -> None:
             f"Unknown {args.family} config {args.config!r}; choose one of {', '.join(config_class.named_sizes)}"
         )
     check_overrides(config_class, args.overrides, objective.set_options)
+    check_objective(args, objective)
     if bool(args.train_file) == bool(args.dataset_name):
         raise PretrainError("Give exactly one of --train-file or --dataset-name")
     check_languages(args, objective)
@@ -189,8 +243,10 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         if not (out / RUN_FILE).is_file():
             raise PretrainError(f"--resume-from given but {out} holds no run to resume ({RUN_FILE} missing)")
         previous = json.loads((out / RUN_FILE).read_text())
-        previous = {**IDENTITY_DEFAULTS, **previous}
-        different = {k: (previous.get(k), v) for k, v in run_identity(args).items() if previous.get(k) != v}
+        previous = {**IDENTITY_DEFAULTS, **{k: objective.defaults.get(k) for k in OBJECTIVE_OPTIONS}, **previous}
+        now = json.loads(json.dumps(run_identity(args)))  # as RUN_FILE holds it (a tuple is a list there)
+        previous = json.loads(json.dumps(previous))
+        different = {k: (previous.get(k), v) for k, v in now.items() if previous.get(k) != v}
         if different:
             raise PretrainError(f"{out} holds a different run; differing arguments (was, now): {different}")
         if args.resume_from != "latest" and not Path(args.resume_from).is_dir():

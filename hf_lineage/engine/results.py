@@ -32,9 +32,11 @@ def save_run(run, state: dict, outcome) -> None:
     summary = "\n".join(f"| {k} | {v:.4f} |" for k, v in outcome.results.items())
     start = f"--init-from {public_name(args.init_from)}" if run.base is not None else f"--config {args.config}"
     continuing = f", {run.base.describe(public_name)}" if run.base is not None else ""
+    objective = run.objective.objective_record()
     card_extra = (
         f"\n## Pre-training\n\n`hf-lineage pretrain {args.family} {start}` on {data}: "
         f"{state['step']} steps of {sequences} sequences (seed {args.seed}){continuing}.\n"
+        + (f"\nObjective: {objective['description']}.\n" if objective else "")
         + (f"\n| validation | value |\n|---|---|\n{summary}\n" if outcome.results else "")
     )
     languages = run.objective.language_report
@@ -50,6 +52,7 @@ def save_run(run, state: dict, outcome) -> None:
          "examples_seen": state["examples_seen"], "tokens_seen": state["tokens_seen"],
          "train_runtime": outcome.train_runtime, "train_tokens_per_second": outcome.tokens_per_second,
          "stopped_by_clock": outcome.stopped_by_clock, "eval": outcome.results,
+         "perplexity_of": run.objective.perplexity_of,  # the evaluation loss whose exp is its perplexity
          **({"languages": languages, "language_alpha": args.language_alpha} if languages else {}),
          "log_history": state["log_history"]},
         indent=2))
@@ -81,6 +84,8 @@ def pretraining_record(run, state: dict, outcome) -> dict:
         **({"base_validation": {k[len("eval_"):]: v for k, v in start.items() if k.startswith("eval_")}}
            if start else {}),
         "validation": outcome.results,
+        # What it was trained on, where the family's switches can change it (BERT's NSP, masking rate and split).
+        **({"objective": objective} if (objective := run.objective.objective_record()) else {}),
     }
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 from .baselines import TRAINED_BASELINES
 from .scoring import DECISION_RULE
-from .settings import LINEAGE_FAMILIES, family_label
+from .settings import LINEAGE_FAMILIES, ablations, family_label
 
 
 
@@ -95,7 +95,31 @@ CLAIMS = {
         "smallest size, or the shrink's interval lies below 0 (the gain grows with data), for more than half. "
         "Inconclusive: anything else. ",
     ),
+    # BERT's ablations (issue 45; Devlin et al. 2018, table 5), judged only when they ran (``--families bert
+    # bert-no-nsp bert-ltr``).
+    "bidirectional_key": (
+        "Bidirectionality is the key factor in BERT: the same network trained left to right does worse.",
+        "On each task built to need context (as for 'contextual beats static': its gate passed), BERT without NSP "
+        "against BERT's architecture trained as a left-to-right LM (is_decoder, no NSP), both pretrained on the "
+        "same data with the same word budget, so that only the direction differs (Devlin et al.'s 'No NSP' against "
+        "'LTR & No NSP'). Confirmed: more than half of the comparisons hold and none is reversed, and, where BERT "
+        "with NSP ran too, the mean direction gap exceeds the mean size of the NSP effect on the same tasks (a key "
+        "factor outweighs the other ingredient). Not confirmed: more than half reversed. Inconclusive: anything "
+        "else. ",
+    ),
+    "nsp_little": (
+        "Next-sentence prediction matters little.",
+        "On each understanding task, BERT (masked LM + NSP) against BERT without NSP (the same [CLS] A [SEP] B [SEP] "
+        "pairs and budget, the NSP loss dropped). 'Little' is fixed up front as an equivalence margin of "
+        "{margin:g} in the score (Devlin et al.'s NSP effect was under 1 point on MNLI, MRPC, SST-2 and SQuAD and 3.5 "
+        "on QNLI): a comparison is **small** when the 95 % interval of the difference lies inside ±{margin:g}, "
+        "**large** when the difference holds or is reversed beyond noise and exceeds {margin:g}, **undecided** "
+        "otherwise (an interval too wide to tell). Confirmed: more than half small and none large. Not confirmed: "
+        "more than half large. Inconclusive: anything else. ",
+    ),
 }
+# "Little" for ``nsp_little``: the largest difference in score (an accuracy: 2 points) that counts as no effect.
+NSP_MARGIN = 0.02
 
 
 def _name(family):
@@ -590,6 +614,82 @@ def _curves(results):
             if any(len(sizes) > 1 for sizes in sides.values())}
 
 
+def _ablation_cells(cells, task_name, *families):
+    """The ablation families' cells on one task, or None unless every one has a score."""
+    found = [cells.get((family, task_name)) for family in families]
+    return found if all(_score(cell) is not None for cell in found) else None
+
+
+def _nsp_effect(comparison, margin=NSP_MARGIN):
+    """``nsp_little``'s reading of one comparison: "small", "large" or "undecided" (see its rule)."""
+    difference = comparison["difference"]
+    low, high = comparison.get("interval") or (difference - comparison["margin"], difference + comparison["margin"])
+    if -margin <= low and high <= margin:
+        return "small"
+    if _base(comparison["outcome"]) in ("holds", "reversed") and abs(difference) > margin:
+        return "large"
+    return "undecided"
+
+
+def _nsp_little(results, cells, scored=None):
+    comparisons = []
+    for task_name in _understanding_tasks(results):
+        pair = _ablation_cells(cells, task_name, "bert-no-nsp", "bert")
+        if pair is None:
+            continue
+        without, bert = pair
+        comparison = _compare(task_name, results["tasks"][task_name], f"BERT no NSP ({without['variant']})",
+                              _score(without), f"BERT ({bert['variant']})", _score(bert),
+                              units=(_units(scored, without), _units(scored, bert)))
+        comparisons.append({**comparison, "effect": _nsp_effect(comparison)})
+    claim_id = "nsp_little"
+    if not comparisons:
+        return _claim(claim_id, "not tested", "No understanding task has scores for both BERT and BERT no NSP.", [])
+    effects = Counter(c["effect"] for c in comparisons)
+    verdict = ("confirmed" if effects["small"] > len(comparisons) / 2 and not effects["large"] else
+               "not confirmed" if effects["large"] > len(comparisons) / 2 else "inconclusive")
+    evidence = ("; ".join(f"{c['task']}: {_describe(c)}, NSP effect {c['effect']}" for c in comparisons)
+                + f". {effects['small']} small, {effects['large']} large, {effects['undecided']} undecided (margin "
+                f"±{NSP_MARGIN:g}).")
+    claim = _claim(claim_id, verdict, evidence, comparisons)
+    return {**claim, "rule": claim["rule"].replace("{margin:g}", f"{NSP_MARGIN:g}")}
+
+
+def _bidirectional_key(results, cells, scored=None):
+    comparisons, skipped, nsp_sizes = [], [], []
+    for task_name, task in results["tasks"].items():
+        if not (task.get("understanding") and task.get("needs_context")):
+            continue
+        gate = task.get("context_gate")
+        if gate is not None and not gate.get("passes"):
+            skipped.append(_gate_failure(task_name, gate))
+            continue
+        pair = _ablation_cells(cells, task_name, "bert-ltr", "bert-no-nsp")
+        if pair is None:
+            continue
+        ltr, both_ways = pair
+        comparisons.append(_compare(task_name, task, f"BERT left-to-right ({ltr['variant']})", _score(ltr),
+                                    f"BERT no NSP ({both_ways['variant']})", _score(both_ways),
+                                    units=(_units(scored, ltr), _units(scored, both_ways))))
+        with_nsp = cells.get(("bert", task_name))
+        if _score(with_nsp) is not None:
+            nsp_sizes.append(abs(_score(with_nsp) - _score(both_ways)))
+    left_out = "".join(f" {text}." for text in skipped)
+    if not comparisons:
+        return _claim("bidirectional_key", "not tested",
+                      "No context task has scores for both BERT no NSP and BERT left-to-right." + left_out, [])
+    verdict = _majority_verdict(comparisons)
+    direction = sum(c["difference"] for c in comparisons) / len(comparisons)
+    weighed = ""
+    if len(nsp_sizes) == len(comparisons):
+        nsp = sum(nsp_sizes) / len(nsp_sizes)
+        weighed = f" Mean direction gap {direction:+.3f} against a mean NSP effect of size {nsp:.3f}."
+        if verdict == "confirmed" and direction <= nsp:
+            verdict = "inconclusive"
+    evidence = "; ".join(f"{c['task']}: {_describe(c)}" for c in comparisons) + ". " + _tally(comparisons) + weighed
+    return _claim("bidirectional_key", verdict, evidence + left_out, comparisons)
+
+
 def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict | None = None) -> list[dict]:
     """Judge the seeds' three claims from ``results``' scores, each by the rule stated with it.
 
@@ -603,6 +703,10 @@ def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict |
         [('understanding_order', 'inconclusive'), ('bidirectional', 'confirmed'), ('pretraining_helps', 'confirmed')]
     """
     _check_results(results, ("families", "tasks", "finetuning"))
+    # BERT's ablations (when they ran) have claims of their own; the lineage's claims are the lineage families'.
+    ablated = ablations(results["families"])
+    everything, results = results, {**results, "families": [f for f in results["families"] if f not in ablated],
+                                    "finetuning": [c for c in results["finetuning"] if c.get("family") not in ablated]}
     by_variant, _ = _cells(results)
     claims = []
     for regime in REGIMES:
@@ -616,6 +720,15 @@ def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict |
     if results.get("curve_sizes"):
         claims.append(_pretraining_helps_small(results, scored))
         claims.append(_little_data(results, scored))
+    if ablated:
+        all_cells, _ = _cells(everything)
+        families = set(everything["families"])
+        for regime in REGIMES:
+            cells = _regime_cells(all_cells, regime)
+            if {"bert-no-nsp", "bert-ltr"} <= families:
+                claims.append(_in_regime(_bidirectional_key(everything, cells, scored), regime))
+            if {"bert", "bert-no-nsp"} <= families:
+                claims.append(_in_regime(_nsp_little(everything, cells, scored), regime))
     excluded = _excluded(results)
     if excluded:
         for claim in claims:

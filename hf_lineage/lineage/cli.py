@@ -32,7 +32,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--families", nargs="+", default=default_families(), metavar="FAMILY",
         help=f"families to run (default: {' '.join(default_families())}); also available: svd, the count-based root "
              "(PPMI-SVD vectors, Levy et al. 2015), not in the default run: its vectors take seconds but its "
-             "fine-tuning cells would add minutes to the default 15-minute budget")
+             "fine-tuning cells would add minutes to the default 15-minute budget; and BERT's ablations "
+             "bert-no-nsp (no next-sentence prediction) and bert-ltr (BERT's network trained left to right), at "
+             "BERT's size, data and budget, with --pretrain")
     add("--tasks", nargs="+", default=list(DEFAULT_TASKS), metavar="TASK",
         help=f"tasks (default: {' '.join(DEFAULT_TASKS)}: UPOS labeling and a word-order task that needs context; "
              "order, its one-sentence twin, shift and wic, bigram shift and one word in two contexts, when named); "

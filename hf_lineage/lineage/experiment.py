@@ -69,7 +69,9 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     checkpoint_items,
     checkpoint_sources,
     default_families,
+    library_family,
     main_variant,
+    pretrains,
 )
 from .stages import Stages, process_state
 
@@ -188,14 +190,6 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     return results
 
 
-def pretrains(args: LineageArguments) -> bool:
-    """Whether this run pretrains the families itself: ``--pretrain``, or any option that only pretraining reads
-    (a corpus, a budget, a scale other than the shipped checkpoints' tiny one). With ``--checkpoints`` it fine-tunes
-    those folders (a larger scale then sets the fine-tuning only)."""
-    return bool(args.pretrain or args.corpus or args.validation_corpus or args.dataset_name or args.budget_words
-                or args.budget_seconds or (args.scale != "tiny" and not args.checkpoints))
-
-
 def checkpoint_folder(family: str, args: LineageArguments) -> Path:
     return checkpoint_source(family, args).folder
 
@@ -224,7 +218,7 @@ def shipped_record(family: str, seed: int, args: LineageArguments) -> dict:
     converted = record.get("converted_from") or config.get("converted_from")
     return {"config": None, "objective": LINEAGE_FAMILIES[family].objective, "validation": {}, "curve": [],
             "eval_curve": [], "steps": None, "words_seen": None, "train_seconds": None, **record,
-            **count_parameters(folder), "size": describe_size(family, config),
+            **count_parameters(folder), "size": describe_size(library_family(family), config),
             "source": f"converted from {converted}" if converted else source.source,
             "pretraining_recorded": bool(record), "model": str(folder),
             "status": "ok", "error": None, "reused": True, "seconds": 0.0, "seed": seed,

@@ -16,6 +16,7 @@ from .settings import (
     VARIANTS,
     LineageArguments,
     Scale,
+    library_family,
     main_variant,
 )
 from .stages import process_state
@@ -51,6 +52,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
     from ..tasks.question_answering import QuestionAnsweringArguments
 
     spec, state = TASKS[task], process_state()
+    config_class, _ = family_classes(library_family(family))  # BERT's ablations are BERTs
     base = pretrained
     if variant == "scratch":  # written once (main process), read by every process
         base = folder / "untrained"
@@ -67,7 +69,7 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
         pair_task=spec.pair_task, max_target_length=scale.max_target_length,
         # How GPT and BERT read a pair; the other families always read each sentence on its own.
         pair_encoding=((args.pair_encoding or scale.pair_encoding)
-                       if spec.kind == "sentence_pairs" and hasattr(family_classes(family)[0], "pair_encoding")
+                       if spec.kind == "sentence_pairs" and hasattr(config_class, "pair_encoding")
                        else None))
     mixed_precision = args.mixed_precision or scale.mixed_precision
     generating = spec.kind == "generation"
@@ -176,7 +178,8 @@ def task_head_for(family: str, variant: str, kind: str) -> str | None:
     not heads; None (the config's linear head) otherwise."""
     from ..registry import family_classes
 
-    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(family_classes(family)[0], "task_head"):
+    config_class, _ = family_classes(library_family(family))
+    if variant != "frozen" or kind not in SHARED_HEAD_KINDS or not hasattr(config_class, "task_head"):
         return None
     return FROZEN_TASK_HEAD
 

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, Scale
+from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, Scale, library_family
 from .stages import process_state
 
 
@@ -76,16 +76,18 @@ def describe_size(family: str, config: dict) -> str:
 
 def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: dict, folder: Path,
                     seed: int | None = None) -> dict:
-    """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget."""
+    """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget. An
+    ablation (``bert-no-nsp``, ``bert-ltr``) is its library family's run with its own ``pretrain_options``."""
     from ..pretrain_dispatch import PretrainArguments, pretrain
 
     config, overrides, training = scale.family_sizes(family)
     model_dir = folder / "model"
     run = PretrainArguments(
-        family=family, output_dir=str(model_dir), config=config, overrides=dict(overrides), train_file=corpus["train"],
-        validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
+        family=library_family(family), output_dir=str(model_dir), config=config, overrides=dict(overrides),
+        train_file=corpus["train"], validation_file=corpus["validation"] or None, vocab_size=scale.vocab_size,
         seed=args.seed if seed is None else seed, report_to="none",
-        mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training)
+        mixed_precision=args.mixed_precision or scale.mixed_precision, log_every=5, max_eval_batches=50, **training,
+        **LINEAGE_FAMILIES[family].pretrain_options)
     budget_unit = LINEAGE_FAMILIES[family].budget_unit
     if budget_unit == "steps":  # the others read whole sentences; word2vec's batch is its engine path's alone
         run.max_seq_length, run.per_device_batch_size = scale.max_seq_length, scale.batch_size
@@ -121,7 +123,7 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
     from ..objectives import objective_class
 
     result = {"config": config, "objective": LINEAGE_FAMILIES[family].objective, **count_parameters(model_dir),
-              "size": describe_size(family, json.loads((model_dir / "config.json").read_text())),
+              "size": describe_size(library_family(family), json.loads((model_dir / "config.json").read_text())),
               "source": "pretrained by this run", "model": str(model_dir), "validation": {}, "curve": [],
               "eval_curve": []}
     if "log_history" not in trained:  # word2vec's CPU trainer: whole passes, no loss (as the C tool and gensim)
@@ -130,7 +132,8 @@ def pretraining_result(family: str, config: str, trained: dict, corpus_words: in
                 "final_train_loss": None}
     # The engine: one pass over the corpus is ``steps_per_epoch`` steps, so words seen = corpus words × passes.
     words_per_step = corpus_words / trained["steps_per_epoch"]
-    loss_key = objective_class(family).perplexity_of  # the loss its perplexity is exp of
+    # The loss its perplexity is exp of (the run's own: BERT's left-to-right ablation has a next-token loss).
+    loss_key = trained.get("perplexity_of", objective_class(library_family(family)).perplexity_of)
     for entry in trained["log_history"]:
         point = {"step": entry["step"], "words_seen": round(entry["step"] * words_per_step)}
         if "train_loss" in entry:

@@ -38,7 +38,7 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
 from .probing import report_lines as probing_lines
-from .settings import LINEAGE_FAMILIES, VARIANTS
+from .settings import LINEAGE_FAMILIES, VARIANTS, library_family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def _main_table(results, notes):
             text = _score_cell(cell, notes, f"{_name(family)} × {task_name} ({cell and cell.get('variant')})")
             if cell is not None and cell.get("variant") != usual and _score(cell) is not None:
                 text += f" ({cell['variant']})"  # e.g. generation, where frozen networks cannot learn the format
-            if (tasks[task_name].get("kind") == "sentence_pairs" and family in ("gpt", "bert")
+            if (tasks[task_name].get("kind") == "sentence_pairs" and library_family(family) in ("gpt", "bert")
                     and results.get("pair_encoding") == "siamese"):
                 text += notes.mark(
                     "GPT and BERT read a pair siamese here, as the other families do: each sentence encoded on its "

@@ -66,6 +66,10 @@ class LineageFamily:
     perplexity: str | None = None
     # Its fine-tuned cells pick their learning rate from ``Scale.learning_rate_sweep`` on the dev split.
     sweep_learning_rate: bool = False
+    # An ablation of a library family (BERT's, ``claim_group`` "ablation"): the registry family it is pretrained and
+    # fine-tuned as (None: its own name), and the ``PretrainArguments`` it changes (its ``sizes`` the config).
+    library_family: str | None = None
+    pretrain_options: dict = field(default_factory=dict)
 
 
 # The tiny scale's budget is equal pretraining time, fixed as the corpus words each family reads in that time on the
@@ -87,6 +91,11 @@ TINY_EQUAL_TIME_SECONDS = 50.0
 _TRANSFORMER_SMALL = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024}
 _TRANSFORMER_SMALL_TRAINING = {"learning_rate": 5e-4, "warmup_ratio": 0.02}
 _STATIC_RATES = {"tiny": 1e-2, "small": 1e-3, "base": 1e-3}
+
+_BERT_SIZES = {"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
+               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})}
+_BERT_RATES = {"tiny": 1e-3, "small": 1e-4, "base": 5e-5}
+_BERT_WORDS = 1_850_000
 
 # Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 LINEAGE_FAMILIES = {
@@ -132,16 +141,45 @@ LINEAGE_FAMILIES = {
         perplexity="causal", sweep_learning_rate=True),
     "bert": LineageFamily(
         "BERT", "tab:red", "masked LM + NSP (validation: masked LM)", "finetuned", "finetuned", "bert",
-        sizes={"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
-               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})},
-        finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 5e-5}, equal_time_words=1_850_000,
-        perplexity="masked", sweep_learning_rate=True),
+        sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="masked",
+        sweep_learning_rate=True),
+    # BERT's ablations (Devlin et al. 2018, table 5; issue 45), run when named: `--families bert bert-no-nsp bert-ltr
+    # --pretrain`. Each is BERT at its size, on its data and word budget, with one ingredient changed; they have no
+    # shipped checkpoint. "No NSP": the same [CLS] A [SEP] B [SEP] pairs, the NSP loss dropped. "LTR & No NSP":
+    # BERT's architecture with a causal mask (is_decoder), trained as a left-to-right LM on those sequences, so that
+    # against "No NSP" only the direction differs (GPT at BERT's size would also change the tokenizer, the data
+    # format and the budget).
+    "bert-no-nsp": LineageFamily(
+        "BERT no NSP", "tab:pink", "masked LM only: the same pairs, no NSP loss (validation: masked LM)", "finetuned",
+        "finetuned", "ablation", sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS,
+        perplexity="masked", sweep_learning_rate=True, in_default_run=False, library_family="bert",
+        pretrain_options={"next_sentence_prediction": False}),
+    "bert-ltr": LineageFamily(
+        "BERT left-to-right", "tab:orange", "left-to-right LM with BERT's architecture (is_decoder), no NSP",
+        "finetuned", "finetuned", "ablation",
+        sizes={scale: (config, {**overrides, "is_decoder": True}, training)
+               for scale, (config, overrides, training) in _BERT_SIZES.items()},
+        finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="causal",
+        sweep_learning_rate=True, in_default_run=False, library_family="bert",
+        pretrain_options={"next_sentence_prediction": False}),
 }
 
 
 def default_families() -> list[str]:
     """The families a run takes unless ``--families`` says otherwise, in lineage order."""
     return [name for name, family in LINEAGE_FAMILIES.items() if family.in_default_run]
+
+
+def library_family(family: str) -> str:
+    """The registry family (``hf_lineage.registry.FAMILIES``) a lineage family is pretrained and fine-tuned as: its
+    own name, or for an ablation the family it ablates ("bert-no-nsp" → "bert")."""
+    spec = LINEAGE_FAMILIES.get(family)
+    return (spec.library_family if spec else None) or family
+
+
+def ablations(families) -> list[str]:
+    """The ablation families among ``families`` (``claim_group`` "ablation"), in lineage order."""
+    return [f for f, spec in LINEAGE_FAMILIES.items() if f in families and spec.claim_group == "ablation"]
 
 
 def main_variant(family: str, understanding: bool = True) -> str:
@@ -368,6 +406,11 @@ def check_arguments(args: LineageArguments) -> Scale:
         for split in ("train", "validation"):
             if not os.path.isfile(files.get(split) or ""):
                 raise LineageError(f"--task-data {task}: {split} file {files.get(split)!r}: no such file")
+    directory, replaced = checkpoint_items(args.checkpoints)
+    unbuilt = [] if pretrains(args) or directory else [f for f in ablations(args.families) if f not in replaced]
+    if unbuilt:
+        raise LineageError(f"{', '.join(unbuilt)}: BERT's ablations have no shipped checkpoint; pretrain them with "
+                           f"the others (--pretrain) or give their folders (--checkpoints {unbuilt[0]}=FOLDER)")
     if args.checkpoints:
         if args.pretrain:
             raise LineageError("give --pretrain or --checkpoints, not both")
@@ -382,6 +425,13 @@ def check_arguments(args: LineageArguments) -> Scale:
         raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
     return SCALES[args.scale]
 
+
+def pretrains(args: LineageArguments) -> bool:
+    """Whether this run pretrains the families itself: ``--pretrain``, or any option that only pretraining reads
+    (a corpus, a budget, a scale other than the shipped checkpoints' tiny one). With ``--checkpoints`` it fine-tunes
+    those folders (a larger scale then sets the fine-tuning only)."""
+    return bool(args.pretrain or args.corpus or args.validation_corpus or args.dataset_name or args.budget_words
+                or args.budget_seconds or (args.scale != "tiny" and not args.checkpoints))
 
 
 # --------------------------------------------------------------------------- --checkpoints
@@ -496,7 +546,7 @@ def checkpoint_sources(args: LineageArguments) -> dict:
             model_type = json.loads(config_file.read_text()).get("model_type")
         except ValueError as error:
             raise LineageError(f"--checkpoints: {config_file} is not JSON ({error})") from None
-        if family_of_model_type(model_type or "") != family:
+        if family_of_model_type(model_type or "") != library_family(family):
             raise LineageError(f"--checkpoints {family}={replaced.get(family, source.folder)}: its config.json's "
                                f"model_type is {model_type!r}, not {family}'s (lineage-{family}); convert a published "
                                "model first (hf_lineage.convert)")

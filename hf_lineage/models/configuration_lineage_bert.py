@@ -87,6 +87,10 @@ class LineageBertConfig(RegisteredPipelinesMixin, NamedSizesMixin, CheckedSizesM
     # only (the outputs at padded positions are then zeros, where transformers' BERT leaves values nothing should
     # read). False keeps the padded layout throughout.
     unpad_inputs: bool = True
+    # Whether pre-training trained the next-sentence-prediction head (``hf-lineage pretrain bert
+    # --no-next-sentence-prediction``: Devlin et al.'s "No NSP" ablation, masked LM only). Off, the head stays (the
+    # checkpoint keeps its layout) but untrained, and ``LineageBertForPreTraining`` adds no NSP loss.
+    next_sentence_prediction: bool = True
 
     def check_sizes(self):
         """Reject sizes the model cannot be built with, with a ValueError that names the field."""

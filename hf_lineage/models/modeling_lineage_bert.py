@@ -550,8 +550,9 @@ class LineageBertModel(LineageBertPreTrainedModel):
 class LineageBertForPreTrainingOutput(ModelOutput):
     """Output of ``LineageBertForPreTraining``.
 
-    ``loss`` is MLM loss + NSP loss. ``prediction_logits`` is (B, T, V), as in transformers; with labels and
-    ``sparse_logits=True`` it is (num_masked, V) — only the labelled positions, in the order of ``labels != -100``.
+    ``loss`` is MLM loss + NSP loss (the MLM loss alone when ``config.next_sentence_prediction`` is off).
+    ``prediction_logits`` is (B, T, V), as in transformers; with labels and ``sparse_logits=True`` it is
+    (num_masked, V) — only the labelled positions, in the order of ``labels != -100``.
     """
 
     loss: torch.Tensor | None = None
@@ -620,7 +621,8 @@ class LineageBertForPreTraining(LineageBertPreTrainedModel):
         # ``num_sequences_in_batch`` plays for NSP the part ``num_items_in_batch`` plays for MLM: the loss is a
         # sum divided by the count over the whole (accumulated, all-process) batch, so any split of a batch
         # gives the same gradient.
-        nsp_loss = None if next_sentence_label is None else cross_entropy(
+        # A model pre-trained without NSP (``config.next_sentence_prediction`` False) never trains the head.
+        nsp_loss = None if next_sentence_label is None or not self.config.next_sentence_prediction else cross_entropy(
             seq_relationship_logits, next_sentence_label.view(-1), kwargs.get("num_sequences_in_batch")
         )
         losses = [x for x in (mlm_loss, nsp_loss) if x is not None]

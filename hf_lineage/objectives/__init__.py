@@ -50,6 +50,9 @@ class PretrainingObjective:
     # ``hf_lineage.data.languages``); ``language_report`` then says per language what was drawn.
     multilingual: ClassVar[bool] = False
     language_report: dict | None = None
+    # The switches of its objective it takes (``engine.pretrain_arguments.OBJECTIVE_OPTIONS``: BERT's NSP, masking
+    # rate and split); the others are refused.
+    objective_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, args):
         self.args = args
@@ -83,6 +86,11 @@ class PretrainingObjective:
     def eval_sums(self, outputs, batch) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Per-example (sum, count) pairs of each evaluation number; the engine reports sum / count."""
         raise NotImplementedError
+
+    def objective_record(self) -> dict | None:
+        """What the run's objective was, for ``pretraining.json`` and the model card, where the family's switches
+        (``objective_options``) can change it; None: always its paper's."""
+        return None
 
     def init_model(self, model) -> None:
         """Called on the freshly built model, before training: a family may store data-derived state in it (word2vec

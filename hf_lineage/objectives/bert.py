@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
-from ..data import DataCollatorForMaskedLM, next_sentence_examples_from_ids
+from ..data import DataCollatorForCausalLM, DataCollatorForMaskedLM, next_sentence_examples_from_ids
 from ..data.examples import named_languages
 from ..data.next_sentence import looks_like_wikitext, split_line
 from ..models import LineageBertConfig
+from ..models.modeling_lineage_gpt import shift_labels
 from ..tokenization import train_wordpiece_tokenizer
 from . import PretrainingObjective
 
@@ -24,6 +27,12 @@ class BertObjective(PretrainingObjective):
     vocabulary is trained on text in which each language's words are drawn with probability ∝ q^α
     (``--language-alpha``, 0.7) and the pre-training sequences are drawn the same way (``hf_lineage.data.languages``);
     a document never spans two languages.
+
+    Its ablations (Devlin et al. 2018, section 5.1), each on the same examples: ``--no-next-sentence-prediction``
+    drops the NSP loss and label and keeps the [CLS] A [SEP] B [SEP] pairs ("No NSP"); ``--set is_decoder=true``
+    (with no NSP) trains the same architecture as a left-to-right LM, ``LineageBertForCausalLM``, predicting every
+    next token of those sequences ("LTR & No NSP"): only the direction differs. ``--mlm-probability`` and
+    ``--mask-split`` set the masking (15 %; 80 % [MASK], 10 % random, 10 % unchanged).
     """
 
     family = "bert"
@@ -31,11 +40,21 @@ class BertObjective(PretrainingObjective):
     defaults = dict(
         PretrainingObjective.defaults, learning_rate=1e-4, weight_decay=0.01, adam_epsilon=1e-6,
         warmup_ratio=0.01, lr_scheduler="linear", max_grad_norm=1.0, max_seq_length=128, vocab_size=30522,
+        next_sentence_prediction=True, mlm_probability=0.15, mask_split=(0.8, 0.1, 0.1),
     )
+    objective_options = ("next_sentence_prediction", "mlm_probability", "mask_split")
     perplexity_of = "mlm_loss"
     multilingual = True
     # The vocabulary projection only at the ~15 % labelled positions: prediction_logits (num_masked, V).
     forward_kwargs = {"sparse_logits": True}
+
+    def __init__(self, args):
+        super().__init__(args)
+        # BERT's architecture as a left-to-right LM (``--set is_decoder=true``): the causal-LM head and loss, every
+        # position's logits.
+        self.left_to_right = bool(args.overrides.get("is_decoder"))
+        if self.left_to_right:
+            self.model_class_name, self.forward_kwargs, self.perplexity_of = "LineageBertForCausalLM", {}, "lm_loss"
 
     def train_tokenizer(self, files, texts):
         if named_languages(self.args.train_file):
@@ -58,7 +77,8 @@ class BertObjective(PretrainingObjective):
 
     def build_config(self, size, tokenizer, overrides):
         config = LineageBertConfig.from_named(
-            size, **{"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, **overrides}
+            size, **{"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, **overrides,
+                     "next_sentence_prediction": self.args.next_sentence_prediction}
         )
         if self.args.max_seq_length > config.max_position_embeddings:
             raise ValueError(
@@ -103,10 +123,14 @@ class BertObjective(PretrainingObjective):
             yield (language, document) if with_language else document
 
     def _examples(self, documents, seed):
-        return next_sentence_examples_from_ids(
+        examples = next_sentence_examples_from_ids(
             documents, self.tokenizer_ids[0], self.tokenizer_ids[1], max_seq_length=self.args.max_seq_length,
             seed=seed,
         )
+        if not self.args.next_sentence_prediction:  # the same pairs, drawn the same way; no label, so no NSP loss
+            for example in examples:
+                del example["next_sentence_label"]
+        return examples
 
     def prepare(self, dataset, tokenizer, split):
         self.tokenizer_ids = (tokenizer.cls_token_id, tokenizer.sep_token_id)
@@ -175,9 +199,30 @@ class BertObjective(PretrainingObjective):
         return examples
 
     def collator(self, tokenizer):
-        return DataCollatorForMaskedLM(tokenizer)
+        if self.left_to_right:
+            return LeftToRightCollator(pad_token_id=tokenizer.pad_token_id)
+        mask, random, _ = self.args.mask_split
+        return DataCollatorForMaskedLM(tokenizer, mlm_probability=self.args.mlm_probability, mask_replace_prob=mask,
+                                       random_replace_prob=random)
+
+    def objective_record(self):
+        if self.left_to_right:
+            return {"objective": "left-to-right LM", "next_sentence_prediction": False,
+                    "description": "left-to-right LM (BERT's architecture with a causal mask, is_decoder): every "
+                                   "next token of the [CLS] A [SEP] B [SEP] sequences, no next-sentence prediction"}
+        mask, random, kept = self.args.mask_split
+        nsp = self.args.next_sentence_prediction
+        return {"objective": "masked LM" + (" + next-sentence prediction" if nsp else ""),
+                "next_sentence_prediction": nsp, "mlm_probability": self.args.mlm_probability,
+                "mask_split": list(self.args.mask_split),
+                "description": f"masked LM ({percent(self.args.mlm_probability)} of tokens predicted: "
+                               f"{percent(mask)} [MASK], {percent(random)} a random token, {percent(kept)} unchanged)"
+                               + (" + next-sentence prediction" if nsp else ", no next-sentence prediction (the same "
+                                  "[CLS] A [SEP] B [SEP] pairs, no NSP loss)")}
 
     def loss_counts(self, batch):
+        if self.left_to_right:  # every position but a row's last predicts the next token
+            return {"num_items_in_batch": (shift_labels(batch["labels"]) != -100).sum()}
         return {
             "num_items_in_batch": (batch["labels"] != -100).sum(),
             # torch.full, not torch.tensor: a fill on the device, where a copy from the host would wait for the GPU
@@ -185,6 +230,8 @@ class BertObjective(PretrainingObjective):
         }
 
     def eval_sums(self, outputs, batch):
+        if self.left_to_right:
+            return _left_to_right_sums(outputs, batch)
         labels = batch["labels"]
         masked = labels != -100
         example = masked.nonzero()[:, 0]  # which example each (sparse) prediction_logits row belongs to
@@ -193,12 +240,42 @@ class BertObjective(PretrainingObjective):
         token_correct = (outputs.prediction_logits.argmax(-1) == labels[masked]).float()
         per_example = lambda values: torch.zeros(B, device=labels.device).index_add_(0, example, values)  # noqa: E731
         n_masked = masked.sum(1).float()
+        sums = {"mlm_loss": (per_example(token_loss), n_masked), "mlm_accuracy": (per_example(token_correct), n_masked)}
+        if "next_sentence_label" not in batch:  # pre-trained without NSP: its head is untrained, nothing to report
+            return sums
         nsp_logits = outputs.seq_relationship_logits.float()
         nsp_labels = batch["next_sentence_label"]
         ones = torch.ones(B, device=labels.device)
         return {
-            "mlm_loss": (per_example(token_loss), n_masked),
-            "mlm_accuracy": (per_example(token_correct), n_masked),
+            **sums,
             "nsp_loss": (F.cross_entropy(nsp_logits, nsp_labels, reduction="none"), ones),
             "nsp_accuracy": ((nsp_logits.argmax(-1) == nsp_labels).float(), ones),
         }
+
+
+def percent(share: float) -> str:
+    return f"{share * 100:.3g} %"
+
+
+def _left_to_right_sums(outputs, batch):
+    """The left-to-right LM's next-token loss and accuracy per example (as GPT's)."""
+    labels = shift_labels(batch["labels"])  # (B, T)
+    logits = outputs.logits.float()  # (B, T, V)
+    token_loss = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=-100, reduction="none")
+    predicted = labels != -100
+    count = predicted.sum(1).float()
+    correct = ((logits.argmax(-1) == labels) & predicted).float()
+    return {"lm_loss": (token_loss.sum(1), count), "lm_accuracy": (correct.sum(1), count)}
+
+
+@dataclass
+class LeftToRightCollator(DataCollatorForCausalLM):
+    """The causal-LM batch (``labels`` are the inputs, -100 on padding) of BERT's [CLS] A [SEP] B [SEP] examples, with
+    their ``token_type_ids`` (the segments), so that the left-to-right ablation reads the same input as BERT."""
+
+    def __call__(self, examples):
+        batch = super().__call__(examples)
+        segments = torch.zeros_like(batch["input_ids"])
+        for i, example in enumerate(examples):
+            segments[i, : len(example["token_type_ids"])] = torch.as_tensor(example["token_type_ids"])
+        return {**batch, "token_type_ids": segments}
