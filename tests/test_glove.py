@@ -248,3 +248,17 @@ def test_the_lineage_offers_glove_outside_its_default_run_and_pretrains_it(corpu
     assert result["parameters"] > 0 and result["words_seen"] == 20_000 and result["steps"] is None
     assert result["size"] == "64-d"
     assert AutoModel.from_pretrained(tmp_path / "model").config.vector_size == 64
+
+
+def test_the_analyses_read_glove_as_static_word_vectors():
+    from hf_lineage.analysis import polysemy, probes
+    from hf_lineage.registry import word_vector_model_types
+
+    assert word_vector_model_types() == {"lineage-nnlm", "lineage-word2vec", "lineage-svd", "lineage-glove"}
+    assert "lineage-glove" in probes.STATIC_MODEL_TYPES and "lineage-glove" in polysemy.STATIC_MODEL_TYPES
+
+
+def test_continuing_a_glove_run_is_refused_before_anything_is_written(corpus_file, tmp_path):
+    assert cli_main(["pretrain", "glove", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir",
+                     str(tmp_path / "out"), "--init-from", str(tmp_path)]) == 2
+    assert not (tmp_path / "out").exists()
