@@ -19,7 +19,8 @@ register_all()
 
 # Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, which a
 # user loading a model through the Auto classes, or the CLI printing its help, does not need.
-_LAZY = {"ContextualVectors": "contextual", "train_svd": "word_vector_trainers.svd",
+_LAZY = {"ContextualVectors": "contextual", "train_glove": "word_vector_trainers.glove",
+         "train_svd": "word_vector_trainers.svd",
          "train_word2vec": "word_vector_trainers.word2vec", "WordVectors": "vectors"}
 
 
@@ -38,4 +39,4 @@ def __dir__():
 
 __all__ = ["AutoModelForIntentAndSlots", "ContextualVectors", "FAMILIES", "WordVectors", "checkpoints",
            "intent_and_slots_model_class",
-           "register_all", "train_svd", "train_word2vec", *_models_all]
+           "register_all", "train_glove", "train_svd", "train_word2vec", *_models_all]

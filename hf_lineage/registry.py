@@ -46,6 +46,9 @@ class Family:
     # Generation can continue a left-padded batch of prompts (ELMo's forward LSTM reads padding as input: its prompts
     # are generated in groups of equal length instead).
     left_padding: bool = True
+    # One vector per word of a word-level vocabulary, whatever the sentence (NNLM, word2vec, svd, glove): the analyses
+    # read its input embeddings as ``WordVectors`` (``word_vector_model_types``).
+    word_vectors: bool = False
     # GPT's task input transformations (Radford et al. 2018, fig. 1): start, delimiter and extract tokens added to
     # the vocabulary when fine-tuning on sentence pairs and question answering.
     task_tokens: bool = False
@@ -56,12 +59,18 @@ FAMILIES = {
     "svd": Family("configuration_lineage_svd:LineageSvdConfig", "modeling_lineage_svd",
                   "hf_lineage.objectives.svd:SvdObjective", "levy2015",
                   cpu_trainer="hf_lineage.word_vector_trainers.svd:pretrain_svd",
-                  causal_lm=True),
+                  causal_lm=True, word_vectors=True),
     "nnlm": Family("configuration_lineage_nnlm:LineageNNLMConfig", "modeling_lineage_nnlm",
-                   "hf_lineage.objectives.nnlm:NNLMObjective", "mlp1", causal_lm=True, labels_last_token=True),
+                   "hf_lineage.objectives.nnlm:NNLMObjective", "mlp1", causal_lm=True, labels_last_token=True,
+                   word_vectors=True),
     "word2vec": Family("configuration_lineage_word2vec:LineageWord2VecConfig", "modeling_lineage_word2vec",
                        "hf_lineage.objectives.word2vec:Word2VecObjective", "mikolov2013",
-                       cpu_trainer="hf_lineage.word_vector_trainers.word2vec:pretrain_word2vec", causal_lm=True),
+                       cpu_trainer="hf_lineage.word_vector_trainers.word2vec:pretrain_word2vec", causal_lm=True,
+                       word_vectors=True),
+    "glove": Family("configuration_lineage_glove:LineageGloveConfig", "modeling_lineage_glove",
+                    "hf_lineage.objectives.glove:GloveObjective", "pennington2014",
+                    cpu_trainer="hf_lineage.word_vector_trainers.glove:pretrain_glove", causal_lm=True,
+                    word_vectors=True),
     "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",
@@ -80,6 +89,11 @@ def family_spec(family: str) -> Family:
     if family not in FAMILIES:
         raise ValueError(f"Unknown family {family!r}; known families: {', '.join(FAMILIES)}")
     return FAMILIES[family]
+
+
+def word_vector_model_types() -> set[str]:
+    """The model types of the families with one vector per word (``Family.word_vectors``): ``{"lineage-svd", ...}``."""
+    return {f"lineage-{name}" for name, family in FAMILIES.items() if family.word_vectors}
 
 
 def family_of_model_type(model_type: str) -> str | None:

@@ -229,7 +229,7 @@ def test_importing_the_package_leaves_the_trainers_heavy_libraries_for_first_use
 # Modules named after a family may repeat across folders whose names say their role (objectives/bert.py, convert/bert.py,
 # word_vector_trainers/svd.py), and so may a package's command line (cli.py: build_parser, run_namespace, description,
 # main, in the folder whose command it is, e.g. lineage/cli.py; __main__.py for python -m); any other file name is one module's.
-FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py"}
+FAMILY_NAMED = {"bert.py", "gpt.py", "nnlm.py", "elmo.py", "word2vec.py", "svd.py", "glove.py"}
 COMMAND_LINE = {"cli.py", "__main__.py"}
 
 

@@ -16,6 +16,7 @@ SHRUNK_SIZES = {
     "svd": {"vector_size": 16},
     "nnlm": {"embedding_size": 16, "hidden_size": 32},
     "word2vec": {"vector_size": 16},
+    "glove": {"vector_size": 16, "epochs": 2},
     "elmo": {"char_embedding_size": 8, "char_cnn_filters": [[1, 8], [2, 8]], "lstm_cell_size": 32,
              "projection_size": 16},
     "gpt": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},

@@ -43,9 +43,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import samples as _samples
+from ..registry import word_vector_model_types
 
 SENTENCES = _samples.ANALYSIS / "polysemy.jsonl"
-STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec", "lineage-svd"}  # read as WordVectors: input embeddings
+STATIC_MODEL_TYPES = word_vector_model_types()  # the registry's: read as WordVectors, input embeddings
 TIE_TOLERANCE = 1e-6  # cosines this close count as a tie between nearest neighbours
 
 

@@ -63,6 +63,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from .. import samples as _samples
+from ..registry import word_vector_model_types
 from ..contextual import ContextualVectors
 
 PROPERTIES = {
@@ -85,7 +86,7 @@ DEPTH_EDGES = (3, 4, 5, 6)  # 1-3, 4, 5, 6, 7+ (the probing sample's sentences h
 TOP_CLASSES = 19  # root_dependents sequences kept as classes, the rest are "other" (Conneau et al.: 19 + other)
 SENTENCE_VECTORS = ("mean", "last")
 # Model types whose words have one vector whatever the sentence: probed through their input embeddings.
-STATIC_MODEL_TYPES = {"lineage-nnlm", "lineage-word2vec", "lineage-svd"}
+STATIC_MODEL_TYPES = word_vector_model_types()  # the registry's: read as WordVectors, input embeddings
 C_GRID = (0.01, 0.1, 1.0, 10.0)
 DEV_FRACTION = 0.2  # of the training sentences, for choosing C
 BOOTSTRAP_SAMPLES = 1000

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from ..objectives import objective_class
 from ..registry import FAMILIES, family_classes, family_of_model_type
 from .pretrain_arguments import PretrainError
 
@@ -67,6 +68,9 @@ def check_continuable(args, given) -> None:
         return
     if args.family in NOT_CONTINUABLE:
         raise PretrainError(f"--init-from: {NOT_CONTINUABLE[args.family]}")
+    if not objective_class(args.family).engine_trains:  # a family only its own trainer makes, from nothing (glove)
+        raise PretrainError(f"--init-from: {args.family} is made by its own CPU trainer alone, which starts from "
+                            "nothing; train it on the combined corpus instead")
     if args.backend == "cpu":
         raise PretrainError("--init-from continues on the engine; drop --backend cpu")
     contradicting = [name for name in SET_BY_THE_BASE if name in given]

@@ -56,16 +56,18 @@ def _buffer_names(model_dir: Path) -> set:
     return set(model.state_dict()) - parameters
 
 
-# config.json's width and depth keys of each family: (width keys, layer keys); the first present counts.
+# config.json's width and depth keys of each family: (width keys, layer keys); the first present counts. A family not
+# listed is one vector per word of ``vector_size`` (word2vec, svd, glove).
 SIZE_KEYS = {"bert": (("hidden_size",), ("num_hidden_layers",)), "gpt": (("hidden_size",), ("num_hidden_layers",)),
              "elmo": (("projection_size", "lstm_cell_size"), ("num_lstm_layers",)),
-             "nnlm": (("embedding_size",), ()), "word2vec": (("vector_size",), ()), "svd": (("vector_size",), ())}
+             "nnlm": (("embedding_size",), ())}
+STATIC_SIZE_KEYS = (("vector_size",), ())
 
 
 def describe_size(family: str, config: dict) -> str:
     """A pretrained folder's size in words, from its config.json: "layers × width" ("2 × 64"; ELMo's LSTM width after
     its projection) or "64-d" for one vector per word (the named config, when recorded, is the table's own column)."""
-    widths, layers = SIZE_KEYS.get(family, ((), ()))
+    widths, layers = SIZE_KEYS.get(family, STATIC_SIZE_KEYS)
     width = next((config[k] for k in widths if config.get(k)), None)
     depth = next((config[k] for k in layers if config.get(k)), None)
     text = "not recorded" if width is None else (f"{depth} × {width}" if depth else f"{width}-d")

@@ -55,7 +55,8 @@ class LineageFamily:
     equal_time_words: int
     # How a budget reaches its trainer: "steps" (the engine, sequences of the scale's length in the scale's batches),
     # "passes" (word2vec: whole passes with the learning rate decaying over them all, as the C tool and gensim),
-    # "one pass" (svd: one counting pass and a factorisation, no steps to budget).
+    # "one pass" (svd: one counting pass and a factorisation; glove: one counting pass and its config's iterations
+    # over the counts; no steps to budget).
     budget_unit: str = "steps"
     in_default_run: bool = True
     # One id per word and <unk> for every other word (the labeling diagnostics count the words outside it).
@@ -119,6 +120,14 @@ LINEAGE_FAMILIES = {
                "small": ("gensim", {"vector_size": 256}, {}), "base": ("mikolov2013", {}, {})},
         finetune_learning_rate=_STATIC_RATES, equal_time_words=200_000_000, budget_unit="passes", word_level=True,
         perplexity="none"),
+    # Not in the default run, as svd: the count-based rival of word2vec, run when named (``--families ... glove``).
+    "glove": LineageFamily(
+        "GloVe", "tab:pink", "weighted least squares on log co-occurrence counts (AdaGrad)", "frozen", "frozen",
+        "static", sizes={"tiny": ("pennington2014", {"vector_size": 64, "min_count": 2, "epochs": 25}, {}),
+                         "small": ("pennington2014", {"vector_size": 256, "epochs": 50}, {}),
+                         "base": ("pennington2014", {}, {})},
+        finetune_learning_rate=_STATIC_RATES, equal_time_words=598_000, budget_unit="one pass",
+        in_default_run=False, word_level=True),
     "elmo": LineageFamily(
         "ELMo", "tab:green", "forward + backward LM (train: sum, validation: mean)", "frozen", "finetuned", "elmo",
         # No cell/projection clipping at the smaller sizes: the LSTMs then run fused (bilm-tf's clipping needs a

@@ -28,6 +28,7 @@ class SvdObjective(PretrainingObjective):
 
     family = "svd"
     model_class_name = "LineageSvdModel"
+    config_class = LineageSvdConfig  # whose named sizes and min_count this reads (glove's objective: its own)
     defaults = dict(PretrainingObjective.defaults, vocab_size=None)  # the vocabulary is min_count's
     tiny_defaults = {}
     engine_trains = False
@@ -41,10 +42,10 @@ class SvdObjective(PretrainingObjective):
     )
 
     def config_fields(self) -> dict:
-        return {**LineageSvdConfig.named_sizes[self.args.config], **self.args.overrides}
+        return {**self.config_class.named_sizes[self.args.config], **self.args.overrides}
 
     def train_tokenizer(self, files, texts):
-        min_count = self.config_fields().get("min_count", LineageSvdConfig.min_count)
+        min_count = self.config_fields().get("min_count", self.config_class.min_count)
         tokenizer = train_wordlevel_tokenizer(files=files, iterator=texts, min_count=min_count,
                                               max_vocab_size=self.args.vocab_size)
         check_vocabulary(trainable_counts(tokenizer.init_kwargs[WORD_COUNTS_KEY], tokenizer.all_special_ids,

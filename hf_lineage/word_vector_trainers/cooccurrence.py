@@ -1,5 +1,6 @@
 """Count-based word vectors on arrays (Levy, Goldberg and Dagan, 2015): windowed co-occurrence counts, (shifted)
-PPMI with context distribution smoothing, and the truncated SVD the vectors come from.
+PPMI with context distribution smoothing, and the truncated SVD the vectors come from. The counts are GloVe's too
+(``glove.py`` beside this module), weighted 1/d by distance as Pennington et al. (2014) weight them.
 
 Everything is sparse: the counts are a ``scipy.sparse`` matrix accumulated chunk by chunk as the corpus streams in
 (``CooccurrenceCounter``), PPMI is computed on its non-zero entries only, and the SVD is scikit-learn's randomized
@@ -13,14 +14,21 @@ import numpy as np
 import scipy.sparse as sp
 
 
-def window_weights(window: int, dynamic_window: bool) -> np.ndarray:
-    """Weight of a context word at distance 1..window: 1, or word2vec's dynamic window in expectation (a window
-    drawn uniformly from 1..window reaches distance δ with probability (window − δ + 1) / window).
+def window_weights(window: int, dynamic_window: bool, harmonic: bool = False) -> np.ndarray:
+    """Weight of a context word at distance 1..window: 1, word2vec's dynamic window in expectation (a window
+    drawn uniformly from 1..window reaches distance δ with probability (window − δ + 1) / window), or GloVe's 1/δ
+    (``harmonic``: "word pairs that are d words apart contribute 1/d to the total count", Pennington et al. 2014).
 
     >>> window_weights(3, True).tolist()
     [1.0, 0.6666666666666666, 0.3333333333333333]
+    >>> window_weights(4, False, harmonic=True).tolist()
+    [1.0, 0.5, 0.3333333333333333, 0.25]
     """
     distances = np.arange(1, window + 1)
+    if harmonic and dynamic_window:
+        raise ValueError("a window is either dynamic (word2vec's) or harmonic (GloVe's 1/d), not both")
+    if harmonic:
+        return 1.0 / distances
     return (window - distances + 1) / window if dynamic_window else np.ones(window)
 
 
@@ -40,9 +48,10 @@ class CooccurrenceCounter:
         [0.0, 1.0, 0.0, 1.0, 0.0]
     """
 
-    def __init__(self, vocab_size: int, window: int, dynamic_window: bool, keep: np.ndarray | None = None):
+    def __init__(self, vocab_size: int, window: int, dynamic_window: bool, keep: np.ndarray | None = None,
+                 harmonic: bool = False):
         self.vocab_size = vocab_size
-        self.weights = window_weights(window, dynamic_window)
+        self.weights = window_weights(window, dynamic_window, harmonic)
         self.keep = keep
         # Partial sums of the chunks so far, merged like a binary counter (a new sum absorbs every partial no larger
         # than itself), so a long corpus costs O(n log n) in the non-zero counts, not a full sum per chunk.
