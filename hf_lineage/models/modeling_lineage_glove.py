@@ -89,12 +89,15 @@ class LineageGloveModel(LineageGlovePreTrainedModel):
         self.word_vectors = nn.Embedding(config.vocab_size, config.vector_size)
         self.post_init()
 
+    # Copied from hf_lineage.models.modeling_lineage_svd.LineageSvdModel.get_input_embeddings
     def get_input_embeddings(self):
         return self.word_vectors
 
+    # Copied from hf_lineage.models.modeling_lineage_svd.LineageSvdModel.set_input_embeddings
     def set_input_embeddings(self, value):
         self.word_vectors = value
 
+    # Copied from hf_lineage.models.modeling_lineage_svd.LineageSvdModel.forward
     def forward(self, input_ids, attention_mask=None, output_hidden_states=None, return_dict=None, **kwargs):
         """``last_hidden_state`` (B, T, vector_size): each token's vector. Static vectors have no context, so
         ``attention_mask`` changes nothing (padding positions get the padding token's vector, zero)."""
