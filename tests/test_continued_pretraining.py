@@ -172,10 +172,14 @@ def bert_folder(folder, corpus_text):
 def base_of(family, folder):
     from hf_lineage.engine.base_model import load_base
     from hf_lineage.objectives import get_objective
+    from hf_lineage.engine.pretrain_arguments import resolve_defaults
     from hf_lineage.pretrain_dispatch import PretrainArguments
 
     args = PretrainArguments(family=family, output_dir="unused", init_from=str(folder), max_seq_length=32)
-    return load_base(args, get_objective(family, args), set())
+    objective = get_objective(family, args)
+    # as the engine does: every option left unset takes the family's default (BERT's NSP on) before the base loads
+    resolve_defaults(args, objective)
+    return load_base(args, objective, set())
 
 
 def test_a_transformers_openai_gpt_folder_is_continued_through_the_converter(corpus, tmp_path, capsys):
