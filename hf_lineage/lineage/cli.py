@@ -46,8 +46,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
         help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
              "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
-             "and BiLSTM head for every family), finetuned, scratch (default: frozen finetuned; none: the main variant "
-             "only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
+             "and BiLSTM head for every family), finetuned, scratch (default: frozen finetuned; the "
+             "option with no value: the main variant only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")
@@ -66,7 +66,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "siamese, each sentence encoded alone and mean-pooled, [u, v, |u-v|, u*v], as the other families read "
              "pairs (default: the scale's; tiny: siamese, on which the tiny Transformers learn the pairs task)")
     add("--curve-sizes", nargs="*", type=int, metavar="N",
-        help="labelled-set sizes of the learning curves (default: the scale's; none: no curves)")
+        help="labelled-set sizes of the learning curves (default: the scale's; the option with no value: no curves)")
     add("--workers", type=int, help="fine-tuning cells run at once, each in a child process with one torch thread "
         "(default: the CPU cores, at most 4; with a GPU: 0, one at a time in this process)")
     add("--seeds", type=int, default=1, help="run everything with this many seeds (--seed, --seed + 1, ...) and "
