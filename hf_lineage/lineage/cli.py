@@ -47,7 +47,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
              "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
              "and BiLSTM head for every family), finetuned, scratch (default: frozen finetuned; the "
-             "option with no value: the main variant only; the learning-curve task, labeling, always runs the pretrained variant and scratch at every size)")
+             "option with no value: the main variant only; the learning-curve task, labeling, always runs the "
+             "pretrained variant and scratch at every size)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")
