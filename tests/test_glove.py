@@ -207,6 +207,7 @@ def test_pretrain_glove_through_the_cli_and_the_families_table(corpus_file, tmp_
     model = AutoModel.from_pretrained(out)
     assert model.config.x_max == 10 and model.config.epochs == 3 and model.config.vector_size == 16
     assert "non-zero counts" in capsys.readouterr().out
+    assert json.loads((out / "train_results.json").read_text())["workers"] == 1  # one thread: reproducible
     assert cli_main(["families"]) == 0
     assert "lineage-glove" in capsys.readouterr().out
     for extra in (["--backend", "engine"], ["--max-steps", "3"], ["--set", "alpha=2"], ["--set", "xmax=5"]):

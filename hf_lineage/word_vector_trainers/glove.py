@@ -12,9 +12,9 @@ as the authors' glove.c does: AdaGrad over the non-zero counts one at a time (sh
 ``shuffle`` tool does), squared gradients starting at 1 and summed after each step's learning-rate scaling, the
 vectors and biases drawn uniformly from ±0.5/d, and W + W̃ saved. The step is a numba kernel on plain arrays
 (``_glove_epoch``), run by ``workers`` threads without locks on the shared matrices (Hogwild, as glove.c's threads
-do); one worker and one seed give the same vectors every run. Only for speed (issue 45: 4x glove.c's layout in numba,
-docs/benchmarks.md), a word's vector, bias and their squared gradients sit side by side in one table row, and the rows
-of the entries a few steps ahead are prefetched. Nothing here is the engine's, so ``pretrain_glove``
+do); one worker and one seed give the same vectors every run. Only for speed (4-4.8x the plain kernel at 50
+dimensions, docs/benchmarks.md#glove), a word's vector, bias and their squared gradients sit side by side in one table
+row, and the rows of the entries a few steps ahead are prefetched. Nothing here is the engine's, so ``pretrain_glove``
 takes every ``hf-lineage pretrain glove`` run on its own typed arguments (``GloveTrainingArguments``, which glove's
 objective builds from the command line's).
 """
@@ -75,7 +75,7 @@ def weighted_least_squares(word_vectors, context_vectors, word_biases, context_b
 @intrinsic
 def _prefetch(typingctx, array, index):
     """Asks the CPU to bring the cache line of ``array.flat[index]`` in (LLVM's ``llvm.prefetch``; no load, no
-    fault): the kernel's rows are random, so each entry would otherwise wait on its four rows from L3 or memory."""
+    fault): the kernel's rows are random, so each entry would otherwise wait on its two table rows from L3 or memory."""
 
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -269,7 +269,9 @@ class GloveTrainingArguments:
     tokenizer: object  # the word-level tokenizer: the run's --tokenizer, or one trained on train_files
     config_fields: dict  # LineageGloveConfig fields: the named size's and --set's
     seed: int = 0  # seeds the initial vectors and the shuffle of the counts
-    workers: int | None = None  # threads (None: the CPUs this process may use; 1: the same vectors every run)
+    # threads: 1, so that a run (and the lineage's glove cells) gives the same vectors every time; more race without
+    # locks (Hogwild), up to 2x faster on two cores; None: the CPUs this process may use
+    workers: int | None = 1
     overwrite_output_dir: bool = False  # delete what output_dir holds first (once the settings are checked)
 
 
