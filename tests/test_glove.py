@@ -93,26 +93,32 @@ def test_the_weighted_least_squares_gradient_is_autograds():
 
 
 def test_the_kernel_takes_adagrad_steps_along_that_gradient():
-    # Two entries, one epoch: the first step starts from squares of 1 (glove.c's), so it is η·gradient; the second
-    # is divided by sqrt(1 + the first step²) where it touches the same row.
+    # Entries 2..12 of twelve, one step each: the first step on a row starts from squares of 1 (glove.c's), so it is
+    # η·gradient; later ones on the same rows are divided by sqrt(1 + the earlier steps²). d = 19 puts elements in
+    # both the kernel's vectorised loop and its remainder; the table rows hold a vector then its bias.
     rng = np.random.default_rng(1)
-    params = [rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(3, 4)).astype(np.float32),
-              rng.normal(size=3).astype(np.float32), rng.normal(size=3).astype(np.float32)]
-    rows, cols, counts = np.array([0, 0], np.int32), np.array([1, 2], np.int32), np.array([4.0, 200.0])
-    expected = [p.astype(np.float64) for p in params]
-    squares = [np.ones_like(p) for p in expected]
-    for n in range(2):
+    vocab, dims, first, last = 5, 19, 2, 12
+    params = [rng.normal(size=(vocab, dims)), rng.normal(size=(vocab, dims)), rng.normal(size=vocab),
+              rng.normal(size=vocab)]
+    params = [(p / 4).astype(np.float32).astype(np.float64) for p in params]  # exact in float32
+    rows, cols = rng.integers(0, vocab, last).astype(np.int32), rng.integers(0, vocab, last).astype(np.int32)
+    counts = rng.choice([0.5, 4.0, 30.0, 200.0], last)  # below and above x_max = 100
+    expected, squares = [p.copy() for p in params], [np.ones_like(p) for p in params]
+    for n in range(first, last):  # a plain loop of glove.c's step, in float64
         _, grads = weighted_least_squares(*expected, rows[n:n + 1], cols[n:n + 1], counts[n:n + 1])
         for p, s, g in zip(expected, squares, grads.values()):
             step = 0.05 * g
             p -= step / np.sqrt(s)
             s += step**2
-    state = [p.copy() for p in params] + [np.ones_like(p) for p in params]
-    cost = _glove_epoch(*state, rows, cols, np.log(counts).astype(np.float32),
-                        glove_weighting(counts).astype(np.float32), 0, 2, np.float32(0.05))
-    for got, want in zip(state[:4], expected):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    assert cost > 0
+    words, contexts = np.ones((2, vocab, 2, dims + 1), dtype=np.float32)
+    words[:, 0, :-1], contexts[:, 0, :-1], words[:, 0, -1], contexts[:, 0, -1] = params
+    cost = _glove_epoch(words, contexts, rows, cols, np.log(counts).astype(np.float32),
+                        glove_weighting(counts).astype(np.float32), first, last, np.float32(0.05))
+    got = [words[:, 0, :-1], contexts[:, 0, :-1], words[:, 0, -1], contexts[:, 0, -1],
+           words[:, 1, :-1], contexts[:, 1, :-1], words[:, 1, -1], contexts[:, 1, -1]]
+    for got_array, want in zip(got, expected + squares):
+        np.testing.assert_allclose(got_array, want, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(expected[0], params[0]) and cost > 0
 
 
 def test_the_cost_falls_and_one_worker_and_a_seed_give_the_same_vectors(corpus_file):
@@ -201,6 +207,7 @@ def test_pretrain_glove_through_the_cli_and_the_families_table(corpus_file, tmp_
     model = AutoModel.from_pretrained(out)
     assert model.config.x_max == 10 and model.config.epochs == 3 and model.config.vector_size == 16
     assert "non-zero counts" in capsys.readouterr().out
+    assert json.loads((out / "train_results.json").read_text())["workers"] == 1  # one thread: reproducible
     assert cli_main(["families"]) == 0
     assert "lineage-glove" in capsys.readouterr().out
     for extra in (["--backend", "engine"], ["--max-steps", "3"], ["--set", "alpha=2"], ["--set", "xmax=5"]):
