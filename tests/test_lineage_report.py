@@ -520,9 +520,16 @@ def test_learned_enough_names_a_model_that_knows_less_than_word_identity(tmp_pat
     assert not rows["elmo"]["enough"] and "below each word's most frequent tag (0.725)" in rows["elmo"]["why"]
     assert "frozen, it tags worse (0.650)" in rows["elmo"]["why"]
     assert rows["gpt"]["enough"]  # frozen (0.75, copied from its main cell) beats scratch 0.60, probe above majority
+    assert rows["bert"]["enough"] is None  # no probe, no scratch cell: nothing to judge by, not a silent "yes"
     results["learned_enough"] = list(rows.values())
     results["claims"], results["probes"] = evaluate_claims(results), None
-    assert "## Did each contextual model learn enough to be compared?" in open(write_report(results, tmp_path)).read()
+    report = open(write_report(results, tmp_path)).read()
+    assert "## Did each contextual model learn enough to be compared?" in report and "| not measured |" in report
+    # a fine-tuned cell that loses to the same network from scratch: its pretraining gave the task nothing
+    results["finetuning"].append({**next(c for c in results["finetuning"] if c["family"] == "bert"
+                                         and c["task"] == "labeling"), "variant": "scratch", "score": 0.99, "main": False})
+    bert = {r["family"]: r for r in learned_enough(results)}["bert"]
+    assert bert["enough"] is False and "fine-tuned, it tags worse" in bert["why"] and "(0.990)" in bert["why"]
 
 
 # --- BERT's ablations (issue 45) ----------------------------------------------------------------------------------

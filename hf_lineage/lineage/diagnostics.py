@@ -66,8 +66,10 @@ def learned_enough(results: dict) -> list[dict]:
     numbers: its best layer's UPOS probe against the per-word majority (a representation that knows less about
     words than their identity does has not learnt much), its frozen cell against its from-scratch cell on labeling at
     the main size (frozen pretrained features should not lose to a random network of the same shape trained on the
-    task), and its pretraining loss over the last third of its curve (still falling: the budget ended its learning).
-    One dict per family with a probe or a curve: the numbers, ``enough`` (both tests passed) and ``why`` in words."""
+    task) and likewise its fine-tuned cell (pretraining that leaves fine-tuning worse than a random start gave the
+    task nothing), and its pretraining loss over the last third of its curve (still falling: the budget ended its
+    learning). One dict per contextual family: the numbers, ``enough`` (True when every test that could run passed;
+    None when none could: no probe and no scratch cell to compare with) and ``why`` in words."""
     probes = results.get("probes") or {}
     scores = [s for s in probes.get("scores") or [] if s.get("property") == "upos"]
     cells = {(c["family"], c["variant"]): c for c in results.get("finetuning") or []
@@ -79,7 +81,7 @@ def learned_enough(results: dict) -> list[dict]:
             continue
         layers = [s for s in scores if s["family"] == family]
         best = max(layers, key=lambda s: s["accuracy"]) if layers else None
-        frozen, scratch = cells.get((family, "frozen")), cells.get((family, "scratch"))
+        frozen, finetuned, scratch = (cells.get((family, variant)) for variant in ("frozen", "finetuned", "scratch"))
         curve = [p["train_loss"] for p in (results.get("pretraining") or {}).get(family, {}).get("curve") or []
                  if p.get("train_loss") is not None]
         last_third = (curve[-len(curve) // 3], curve[-1]) if len(curve) >= 3 else None
@@ -87,17 +89,22 @@ def learned_enough(results: dict) -> list[dict]:
                "best_probe_layer": best and best["layer_name"], "best_probe": best and best["accuracy"],
                "best_probe_interval": best and best["accuracy_interval"],
                "per_word_majority": best and best["majority"],
-               "frozen_labeling": frozen and frozen["score"], "scratch_labeling": scratch and scratch["score"],
+               "frozen_labeling": frozen and frozen["score"], "finetuned_labeling": finetuned and finetuned["score"],
+               "scratch_labeling": scratch and scratch["score"],
                "pretraining_loss_last_third": last_third}
         reasons = []
         if best is not None and best["accuracy_interval"][1] < best["majority"]:
             reasons.append(f"its best layer's UPOS probe ({best['layer_name']}, {best['accuracy']:.3f}) is below each "
                            f"word's most frequent tag ({best['majority']:.3f})")
-        if frozen and scratch and frozen["score"] is not None and scratch["score"] is not None \
-                and frozen["score"] < scratch["score"]:
-            reasons.append(f"frozen, it tags worse ({frozen['score']:.3f}) than the same network trained from "
-                           f"scratch ({scratch['score']:.3f})")
-        row["enough"] = not reasons  # the two tests decide; the loss curve only explains
+        tests = 0 if best is None else 1
+        for pretrained, how in ((frozen, "frozen"), (finetuned, "fine-tuned")):
+            if pretrained and scratch and pretrained["score"] is not None and scratch["score"] is not None:
+                tests += 1
+                if pretrained["score"] < scratch["score"]:
+                    reasons.append(f"{how}, it tags worse ({pretrained['score']:.3f}) than the same network trained "
+                                   f"from scratch ({scratch['score']:.3f})")
+        # the probe and the scratch comparisons decide; the loss curve only explains
+        row["enough"] = (not reasons) if tests else None
         if last_third and last_third[1] < last_third[0] * 0.98:
             reasons.append(f"its pretraining loss was still falling when the budget ended ({last_third[0]:.2f} → "
                            f"{last_third[1]:.2f} over the last third of its curve)")

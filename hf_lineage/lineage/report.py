@@ -443,17 +443,19 @@ def _learned_enough_section(results):
     if not rows:
         return []
     lines = ["", "## Did each contextual model learn enough to be compared?", "",
-             "A family whose pretrained representation knows less than word identity, or whose frozen features lose "
-             "to the same network trained from scratch, did not learn enough in its budget for its verdicts to say "
+             "A family whose pretrained representation knows less than word identity, or whose frozen features or "
+             "fine-tuned network lose to the same network trained from scratch, did not learn enough in its budget for its verdicts to say "
              "much about its kind of model; its pretraining loss over the last third of its curve (the pretraining "
              "curves plot) shows whether the budget stopped it while it was still learning.", ""]
     table = [[_name(r["family"]),
               "—" if r["best_probe"] is None else f"{r['best_probe']:.3f} ({r['best_probe_layer']})",
-              _number(r["per_word_majority"]), _number(r["frozen_labeling"]), _number(r["scratch_labeling"]),
+              _number(r["per_word_majority"]), _number(r["frozen_labeling"]), _number(r.get("finetuned_labeling")),
+              _number(r["scratch_labeling"]),
               "—" if not r["pretraining_loss_last_third"] else
               "{:.2f} → {:.2f}".format(*r["pretraining_loss_last_third"]),
-              "yes" if r["enough"] else "no"] for r in rows]
-    lines += _table(["family", "best UPOS probe (layer)", "per-word majority", "labeling frozen", "labeling scratch",
+              {True: "yes", False: "no", None: "not measured"}[r["enough"]]] for r in rows]
+    lines += _table(["family", "best UPOS probe (layer)", "per-word majority", "labeling frozen",
+                     "labeling fine-tuned", "labeling scratch",
                      "pretraining loss, last third", "learnt enough"], table)
     lines += [""] + [f"- {_name(r['family'])}: {r['why']}." for r in rows if r["why"]]
     return lines
