@@ -5,6 +5,8 @@
 The glue around the numba trainer: read the corpus, build or take the word-level tokenizer, encode the corpus to
 token-id arrays, build the config and ``LineageWord2VecForPreTraining``, and hand the model's weight matrices and
 the vocabulary's tables (``word2vec_sampling``) to ``word2vec_kernels.train_hogwild``, which trains them in place.
+Without a tokenizer given, the vocabulary is counted and the corpus encoded in the same pass over the text
+(``read_and_encode_corpus``).
 ``pretrain_word2vec`` is the same trainer run by ``hf-lineage pretrain word2vec`` (``--backend cpu``, or ``auto``
 without a GPU), on its own typed arguments (``Word2VecTrainingArguments``, which word2vec's objective builds from the
 command line's). PPMI-SVD reads its corpus with the same ``read_corpus`` and ``encode_corpus``.
@@ -17,6 +19,7 @@ import os
 import re
 import shutil
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
@@ -24,13 +27,20 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import pre_tokenizers
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
 from ..pretrained_folder import corpus_files, save_final
 from ..tokenization import train_wordlevel_tokenizer
-from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
+from ..tokenization.trainers import (
+    WORD_COUNTS_KEY,
+    WORDLEVEL_SPECIALS,
+    plain_wordlevel_vocabulary,
+    whitespace_words,
+    wordlevel_tokenizer_from_counts,
+)
 from .word2vec_kernels import train_hogwild
-from .word2vec_sampling import check_vocabulary, chunk_sentence, sampling_tables, trainable_counts
+from .word2vec_sampling import check_vocabulary, sampling_tables, sentence_starts, trainable_counts
 
 # Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
 SHARED_NEGATIVES_DEFAULT = True
@@ -69,9 +79,50 @@ def read_corpus(corpus, tokenizer=None, min_count: int = 1):
     files, lines = _read_lines(corpus)
     if tokenizer is None:
         if not any(line.strip() for line in lines()):
-            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+            raise _empty_corpus(files)
         tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
     return lines, tokenizer
+
+
+def _empty_corpus(files) -> ValueError:
+    return ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+
+
+def read_and_encode_corpus(corpus, tokenizer=None, min_count: int = 1) -> tuple[object, np.ndarray, np.ndarray]:
+    """(tokenizer, token ids int32, sentence starts int64) of ``corpus``: ``read_corpus`` then ``encode_corpus``,
+    the same three, but without a tokenizer given the vocabulary is counted in the same pass over the text as the
+    words are encoded, instead of a pass of its own. Each word gets a provisional id when first seen, the counts
+    are the provisional ids' bincount, from which ``wordlevel_tokenizer_from_counts`` builds
+    ``train_wordlevel_tokenizer``'s tokenizer, and one array look-up turns provisional ids into its ids."""
+    files, lines = _read_lines(corpus)
+    if tokenizer is not None:
+        return tokenizer, *encode_corpus(tokenizer, lines())
+    first_seen = defaultdict()  # word -> provisional id: the number of distinct words seen before it
+    first_seen.default_factory = first_seen.__len__
+    provisional = first_seen.__getitem__
+    split = pre_tokenizers.WhitespaceSplit()
+    needs_tokenizer = _added_token_inside_a_word(tuple(WORDLEVEL_SPECIALS.values()))  # the tokenizer's added tokens
+    encoded, resplit = [], []
+    for line in lines():
+        words = whitespace_words(line, split)
+        if not words:
+            continue
+        if needs_tokenizer(line, words):
+            resplit.append((len(encoded), line))
+        encoded.append(np.fromiter(map(provisional, words), dtype=np.int32, count=len(words)))
+    if not encoded:
+        raise _empty_corpus(files)
+    words, corpus_ids = list(first_seen), np.concatenate(encoded)
+    counts = np.bincount(corpus_ids, minlength=len(words)).tolist()
+    tokenizer = wordlevel_tokenizer_from_counts(dict(zip(words, counts)), min_count=min_count)
+    vocabulary, unknown, _ = plain_wordlevel_vocabulary(tokenizer)
+    corpus_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))[corpus_ids]
+    if not resplit:
+        return tokenizer, corpus_ids, sentence_starts([len(ids) for ids in encoded])
+    encoded = np.split(corpus_ids, np.cumsum([len(ids) for ids in encoded])[:-1])
+    for i, line in resplit:  # "a<s>b": the tokenizer splits it, as encode_corpus does
+        encoded[i] = np.asarray(tokenizer.backend_tokenizer.encode(line, add_special_tokens=False).ids, dtype=np.int32)
+    return tokenizer, *_laid_end_to_end(encoded)
 
 
 def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
@@ -83,22 +134,34 @@ def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) ->
     backend = tokenizer.backend_tokenizer
     plain = plain_wordlevel_vocabulary(backend)
     encoded = _looked_up(backend, plain, lines) if plain else _tokenized(backend, lines, batch_lines)
-    pieces = [piece for ids in encoded for piece in chunk_sentence(ids)]
-    corpus = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-    starts = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(piece) for piece in pieces], out=starts[1:])
-    return corpus, starts
+    return _laid_end_to_end(list(encoded))
+
+
+def _laid_end_to_end(encoded: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(token ids, sentence starts) of the lines' ids, each line cut at MAX_SENTENCE_WORDS (``sentence_starts``)."""
+    corpus = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    return corpus, sentence_starts([len(ids) for ids in encoded])
+
+
+def _added_token_inside_a_word(added: tuple[str, ...]) -> Callable[[str, list[str]], bool]:
+    """Whether a line (and its whitespace words) holds an added token's text inside a word ("a<s>b"), which the
+    tokenizer splits off and a look-up of the word would not."""
+    if not added:
+        return lambda line, words: False
+    holds_added = re.compile("|".join(map(re.escape, added))).search
+    return lambda line, words: holds_added(line) is not None and any(
+        token in word and word != token for word in words for token in added)
 
 
 def _looked_up(backend, plain, lines: Iterable[str]):
     """Each non-empty line's ids by vocabulary look-up (``plain_wordlevel_vocabulary``'s tokenizers)."""
     vocabulary, unknown, added = plain
-    holds_added = re.compile("|".join(map(re.escape, added))).search if added else lambda line: None
+    needs_tokenizer = _added_token_inside_a_word(added)
     for line in lines:
         words = whitespace_words(line)
         if not words:
             continue
-        if holds_added(line) and any(token in word and word != token for word in words for token in added):
+        if needs_tokenizer(line, words):
             yield np.asarray(backend.encode(line, add_special_tokens=False).ids, dtype=np.int32)  # "a<s>b" splits
         else:
             yield np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
@@ -157,8 +220,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
         raise ValueError(f"workers must be >= 1, got {workers}")
 
     started = time.time()
-    lines, tokenizer = read_corpus(corpus, tokenizer, min_count)
-    corpus_ids, starts = encode_corpus(tokenizer, lines())
+    tokenizer, corpus_ids, starts = read_and_encode_corpus(corpus, tokenizer, min_count)
     if len(corpus_ids) == 0:
         raise ValueError("The corpus is empty: it holds no words")
     if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is not None:
