@@ -349,17 +349,29 @@ def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
 
 @pytest.mark.parametrize("min_count", [1, 2])
 def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
-    """train_word2vec counts the vocabulary in the same pass as it encodes the corpus (read_and_encode_corpus): the
-    tokenizer, its stored counts, the ids and the sentence starts must be train_wordlevel_tokenizer's and then
-    encode_corpus's, for lines and for files (a Windows line end, a lone carriage return, no final newline)."""
+    """train_word2vec counts the vocabulary in the same pass as it encodes the corpus (read_and_encode_corpus; files
+    in numba, first_seen_ids): the tokenizer, its stored counts, the ids and the sentence starts must be
+    train_wordlevel_tokenizer's and then encode_corpus's, for lines, for files the numba pass reads (Windows line
+    ends, a lone carriage return, \\x0b and \\x1c, non-ASCII letters, no final newline, thousands of words) and for
+    files it leaves to the line-by-line pass (Unicode spaces, an added token inside a word)."""
     import numpy as np
 
     import hf_lineage.word_vector_trainers.word2vec as word2vec_cpu
 
-    files = [tmp_path / "a.txt", tmp_path / "b.txt"]
-    files[0].write_text("\n".join(AWKWARD_LINES) + "\n", encoding="utf-8")
-    files[1].write_bytes("the dog\r\nsat on\rthe cat <unk>".encode())  # read in text mode: three lines
-    for corpus in (AWKWARD_LINES + ["a b the cat"], [str(f) for f in files]):
+    awkward = tmp_path / "awkward.txt"
+    awkward.write_text("\n".join(AWKWARD_LINES) + "\n", encoding="utf-8")
+    plain = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    plain[0].write_bytes(("the cat <unk> sat\r\n\r\n  x\x1cy the\x0bcat\x0c </s>\nél ünï 猫 the\n" + "the cat " * 6000
+                          + "\n" + " ".join(f"w{i % 3000}" for i in range(9000))).encode())
+    plain[1].write_bytes("the dog\r\nsat on\rthe cat <unk>".encode())
+    assert word2vec_cpu._first_seen_in_files([str(f) for f in plain]) is not None  # the numba pass reads these
+    spaces, inside = tmp_path / "spaces.txt", tmp_path / "inside.txt"
+    spaces.write_text("é\u00a0z the\u3000cat the\n", encoding="utf-8")
+    inside.write_text("a<s>b the cat\n", encoding="utf-8")
+    for left in (awkward, spaces, inside):
+        assert word2vec_cpu._first_seen_in_files([str(left)]) is None
+    for corpus in (AWKWARD_LINES + ["a b the cat"], [str(f) for f in plain], [str(awkward), str(plain[1])],
+                   [str(spaces)], [str(inside)]):
         lines, expected = word2vec_cpu.read_corpus(corpus, None, min_count)
         ids, starts = word2vec_cpu.encode_corpus(expected, lines())
         tokenizer, one_pass_ids, one_pass_starts = word2vec_cpu.read_and_encode_corpus(corpus, None, min_count)
@@ -367,6 +379,9 @@ def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
         assert word_counts(tokenizer) == word_counts(expected)
         np.testing.assert_array_equal(one_pass_ids, ids)
         np.testing.assert_array_equal(one_pass_starts, starts)
-        assert len(starts) > len(list(lines())) - 1  # the long line was cut
     with pytest.raises(ValueError, match="empty"):
         word2vec_cpu.read_and_encode_corpus(["", "  "])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \r\n")
+    with pytest.raises(ValueError, match="empty.txt holds no words"):
+        word2vec_cpu.read_and_encode_corpus(str(empty))

@@ -39,7 +39,7 @@ from ..tokenization.trainers import (
     whitespace_words,
     wordlevel_tokenizer_from_counts,
 )
-from .word2vec_kernels import train_hogwild
+from .word2vec_kernels import first_seen_ids, train_hogwild
 from .word2vec_sampling import check_vocabulary, sampling_tables, sentence_starts, trainable_counts
 
 # Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
@@ -91,38 +91,73 @@ def _empty_corpus(files) -> ValueError:
 def read_and_encode_corpus(corpus, tokenizer=None, min_count: int = 1) -> tuple[object, np.ndarray, np.ndarray]:
     """(tokenizer, token ids int32, sentence starts int64) of ``corpus``: ``read_corpus`` then ``encode_corpus``,
     the same three, but without a tokenizer given the vocabulary is counted in the same pass over the text as the
-    words are encoded, instead of a pass of its own. Each word gets a provisional id when first seen, the counts
-    are the provisional ids' bincount, from which ``wordlevel_tokenizer_from_counts`` builds
-    ``train_wordlevel_tokenizer``'s tokenizer, and one array look-up turns provisional ids into its ids."""
+    words are encoded, instead of a pass of its own. Each word gets a provisional id when first seen (files: in a
+    numba pass over their bytes, ``first_seen_ids``, where it splits as the tokenizer would), the counts are the
+    provisional ids' bincount, from which ``wordlevel_tokenizer_from_counts`` builds ``train_wordlevel_tokenizer``'s
+    tokenizer, and one array look-up turns provisional ids into its ids."""
     files, lines = _read_lines(corpus)
     if tokenizer is not None:
         return tokenizer, *encode_corpus(tokenizer, lines())
+    first_seen = (_first_seen_in_files(files) if files else None) or _first_seen_in_lines(lines())
+    words, corpus_ids, lengths, resplit = first_seen
+    if len(corpus_ids) == 0:
+        raise _empty_corpus(files)
+    counts = np.bincount(corpus_ids, minlength=len(words)).tolist()
+    tokenizer = wordlevel_tokenizer_from_counts(dict(zip(words, counts)), min_count=min_count)
+    vocabulary, unknown, _ = plain_wordlevel_vocabulary(tokenizer)
+    corpus_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))[corpus_ids]
+    if not resplit:
+        return tokenizer, corpus_ids, sentence_starts(lengths)
+    encoded = np.split(corpus_ids, np.cumsum(lengths)[:-1])
+    for i, line in resplit:  # "a<s>b": the tokenizer splits it, as encode_corpus does
+        encoded[i] = np.asarray(tokenizer.backend_tokenizer.encode(line, add_special_tokens=False).ids, dtype=np.int32)
+    return tokenizer, *_laid_end_to_end(encoded)
+
+
+# The tokenizer's added tokens (train_wordlevel_tokenizer's specials), and what in a text could make the tokenizer
+# split it where first_seen_ids does not: non-ASCII whitespace (as Python and the pre-tokenizer define it), and an
+# added token's text inside a word.
+_ADDED = tuple(WORDLEVEL_SPECIALS.values())
+_NON_ASCII_SPACE = re.compile("[" + "".join(chr(c) for c in range(128, 0x3001) if chr(c).isspace()) + "]")
+_ADDED_INSIDE_A_WORD = re.compile("[^\t\n\x0b\x0c\r ](?:{0})|(?:{0})[^\t\n\x0b\x0c\r ]".format(
+    "|".join(map(re.escape, _ADDED))))
+
+
+def _first_seen_in_files(files: list[str]):
+    """(words by provisional id, provisional ids, words per non-empty line, no lines to re-split) of text files,
+    by ``first_seen_ids`` over their bytes; None for a text it could split otherwise than the tokenizer (then the
+    line-by-line pass reads it, and raises on invalid UTF-8 as reading always did)."""
+    data = b"\n".join(Path(path).read_bytes() for path in files)  # a file's last line ends where the next begins
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if ((not text.isascii() and _NON_ASCII_SPACE.search(text))
+            or (any(token in text for token in _ADDED) and _ADDED_INSIDE_A_WORD.search(text))):
+        return None
+    del text
+    ids, lengths, spans = first_seen_ids(np.frombuffer(data, dtype=np.uint8))
+    return [data[start:end].decode("utf-8") for start, end in spans.tolist()], ids, lengths, []
+
+
+def _first_seen_in_lines(lines: Iterable[str]):
+    """``_first_seen_in_files``'s four for lines of text, in Python: (line index, line) to re-split for each line
+    with an added token inside a word."""
     first_seen = defaultdict()  # word -> provisional id: the number of distinct words seen before it
     first_seen.default_factory = first_seen.__len__
     provisional = first_seen.__getitem__
     split = pre_tokenizers.WhitespaceSplit()
-    needs_tokenizer = _added_token_inside_a_word(tuple(WORDLEVEL_SPECIALS.values()))  # the tokenizer's added tokens
+    needs_tokenizer = _added_token_inside_a_word(_ADDED)
     encoded, resplit = [], []
-    for line in lines():
+    for line in lines:
         words = whitespace_words(line, split)
         if not words:
             continue
         if needs_tokenizer(line, words):
             resplit.append((len(encoded), line))
         encoded.append(np.fromiter(map(provisional, words), dtype=np.int32, count=len(words)))
-    if not encoded:
-        raise _empty_corpus(files)
-    words, corpus_ids = list(first_seen), np.concatenate(encoded)
-    counts = np.bincount(corpus_ids, minlength=len(words)).tolist()
-    tokenizer = wordlevel_tokenizer_from_counts(dict(zip(words, counts)), min_count=min_count)
-    vocabulary, unknown, _ = plain_wordlevel_vocabulary(tokenizer)
-    corpus_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))[corpus_ids]
-    if not resplit:
-        return tokenizer, corpus_ids, sentence_starts([len(ids) for ids in encoded])
-    encoded = np.split(corpus_ids, np.cumsum([len(ids) for ids in encoded])[:-1])
-    for i, line in resplit:  # "a<s>b": the tokenizer splits it, as encode_corpus does
-        encoded[i] = np.asarray(tokenizer.backend_tokenizer.encode(line, add_special_tokens=False).ids, dtype=np.int32)
-    return tokenizer, *_laid_end_to_end(encoded)
+    corpus_ids = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    return list(first_seen), corpus_ids, [len(ids) for ids in encoded], resplit
 
 
 def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
