@@ -361,8 +361,8 @@ def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
     awkward = tmp_path / "awkward.txt"
     awkward.write_text("\n".join(AWKWARD_LINES) + "\n", encoding="utf-8")
     plain = [tmp_path / "a.txt", tmp_path / "b.txt"]
-    plain[0].write_bytes(("the cat <unk> sat\r\n\r\n  x\x1cy the\x0bcat\x0c </s>\nél ünï 猫 the\n" + "the cat " * 6000
-                          + "\n" + " ".join(f"w{i % 3000}" for i in range(9000))).encode())
+    plain[0].write_bytes(("the cat <unk> sat\r\n\r\n  x\x1cy the\x0bcat\x0c </s>\nél ünï 猫 the\n"
+                          + "the cat " * 6000 + "\n" + " ".join(f"w{i % 3000}" for i in range(9000))).encode())
     plain[1].write_bytes("the dog\r\nsat on\rthe cat <unk>".encode())
     assert word2vec_cpu._first_seen_in_files([str(f) for f in plain]) is not None  # the numba pass reads these
     spaces, inside = tmp_path / "spaces.txt", tmp_path / "inside.txt"

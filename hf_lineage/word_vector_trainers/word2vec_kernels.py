@@ -34,9 +34,10 @@ in pWord2Vec's kernel).
 
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
 (``word2vec_sampling.sampling_tables``, their one home); before training, ``first_seen_ids`` numbers the words of a
-corpus file's bytes, from which ``word2vec.read_and_encode_corpus`` builds the vocabulary and the ids in one pass. Reading text, building the tokenizer, config and model, and
-saving are ``hf_lineage.train_word2vec`` (``word2vec.py`` beside this module); this module imports nothing from the
-package, so the kernels can be read, tested and timed on arrays alone.
+corpus file's bytes, from which ``word2vec.read_and_encode_corpus`` builds the vocabulary and the ids in one pass.
+Reading text, building the tokenizer, config and model, and saving are ``hf_lineage.train_word2vec`` (``word2vec.py``
+beside this module); this module imports nothing from the package, so the kernels can be read, tested and timed on
+arrays alone.
 """
 
 from __future__ import annotations
