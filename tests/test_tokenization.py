@@ -348,7 +348,7 @@ def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
 
 
 @pytest.mark.parametrize("min_count", [1, 2])
-def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
+def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, monkeypatch, min_count):
     """train_word2vec counts the vocabulary in the same pass as it encodes the corpus (read_and_encode_corpus; files
     in numba, first_seen_ids): the tokenizer, its stored counts, the ids and the sentence starts must be
     train_wordlevel_tokenizer's and then encode_corpus's, for lines, for files the numba pass reads (Windows line
@@ -358,6 +358,7 @@ def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
 
     import hf_lineage.word_vector_trainers.word2vec as word2vec_cpu
 
+    monkeypatch.setattr(word2vec_cpu, "_CHECKED_BYTES", 16)  # the files are checked in many pieces
     awkward = tmp_path / "awkward.txt"
     awkward.write_text("\n".join(AWKWARD_LINES) + "\n", encoding="utf-8")
     plain = [tmp_path / "a.txt", tmp_path / "b.txt"]
@@ -366,8 +367,8 @@ def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
     plain[1].write_bytes("the dog\r\nsat on\rthe cat <unk>".encode())
     assert word2vec_cpu._first_seen_in_files([str(f) for f in plain]) is not None  # the numba pass reads these
     spaces, inside = tmp_path / "spaces.txt", tmp_path / "inside.txt"
-    spaces.write_text("é\u00a0z the\u3000cat the\n", encoding="utf-8")
-    inside.write_text("a<s>b the cat\n", encoding="utf-8")
+    spaces.write_text("the cat sat on the mat\n" * 3 + "é\u00a0z the\u3000cat the\n", encoding="utf-8")
+    inside.write_text("the cat sat on the mat\n" * 3 + "a<s>b the cat\n", encoding="utf-8")
     for left in (awkward, spaces, inside):
         assert word2vec_cpu._first_seen_in_files([str(left)]) is None
     for corpus in (AWKWARD_LINES + ["a b the cat"], [str(f) for f in plain], [str(awkward), str(plain[1])],
@@ -385,3 +386,7 @@ def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, min_count):
     empty.write_text("\n \r\n")
     with pytest.raises(ValueError, match="empty.txt holds no words"):
         word2vec_cpu.read_and_encode_corpus(str(empty))
+    invalid = tmp_path / "invalid.txt"
+    invalid.write_bytes(b"the cat sat on the mat\n" * 3 + b"caf\xe9\n")
+    with pytest.raises(UnicodeDecodeError):  # as reading it line by line always did
+        word2vec_cpu.read_and_encode_corpus(str(invalid))

@@ -105,7 +105,8 @@ def read_and_encode_corpus(corpus, tokenizer=None, min_count: int = 1) -> tuple[
     counts = np.bincount(corpus_ids, minlength=len(words)).tolist()
     tokenizer = wordlevel_tokenizer_from_counts(dict(zip(words, counts)), min_count=min_count)
     vocabulary, unknown, _ = plain_wordlevel_vocabulary(tokenizer)
-    corpus_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))[corpus_ids]
+    token_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
+    corpus_ids = token_ids[corpus_ids]  # provisional ids -> the tokenizer's
     if not resplit:
         return tokenizer, corpus_ids, sentence_starts(lengths)
     encoded = np.split(corpus_ids, np.cumsum(lengths)[:-1])
@@ -118,7 +119,8 @@ def read_and_encode_corpus(corpus, tokenizer=None, min_count: int = 1) -> tuple[
 # split it where first_seen_ids does not: non-ASCII whitespace (as Python and the pre-tokenizer define it), and an
 # added token's text inside a word.
 _ADDED = tuple(WORDLEVEL_SPECIALS.values())
-_NON_ASCII_SPACE = re.compile("[" + "".join(chr(c) for c in range(128, 0x3001) if chr(c).isspace()) + "]")
+_NON_ASCII_SPACE = re.compile("[" + "".join(chr(c) for c in range(128, 0x3001) if chr(c).isspace()) + "]")  # to U+3000
+_CHECKED_BYTES = 1 << 24
 _ADDED_INSIDE_A_WORD = re.compile("[^\t\n\x0b\x0c\r ](?:{0})|(?:{0})[^\t\n\x0b\x0c\r ]".format(
     "|".join(map(re.escape, _ADDED))))
 
@@ -128,14 +130,17 @@ def _first_seen_in_files(files: list[str]):
     by ``first_seen_ids`` over their bytes; None for a text it could split otherwise than the tokenizer (then the
     line-by-line pass reads it, and raises on invalid UTF-8 as reading always did)."""
     data = b"\n".join(Path(path).read_bytes() for path in files)  # a file's last line ends where the next begins
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    if ((not text.isascii() and _NON_ASCII_SPACE.search(text))
-            or (any(token in text for token in _ADDED) and _ADDED_INSIDE_A_WORD.search(text))):
-        return None
-    del text
+    start = 0
+    while start < len(data):  # checked in pieces of whole lines, so the text is never held twice
+        end = data.find(b"\n", start + _CHECKED_BYTES) + 1 or len(data)
+        try:
+            text = data[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if ((not text.isascii() and _NON_ASCII_SPACE.search(text))
+                or (any(token in text for token in _ADDED) and _ADDED_INSIDE_A_WORD.search(text))):
+            return None
+        start = end
     ids, lengths, spans = first_seen_ids(np.frombuffer(data, dtype=np.uint8))
     return [data[start:end].decode("utf-8") for start, end in spans.tolist()], ids, lengths, []
 
