@@ -309,6 +309,12 @@ def test_trainers_are_reproducible_across_processes(corpus_file):
         assert json.loads(first) == json.loads(second), f"tokenizer {i} differs between the two processes"
 
 
+# Lines where a word-level fast path could part from the tokenizer: a literal <unk>, an added token inside a word,
+# the separators only Python splits at, a blank line, a line longer than MAX_SENTENCE_WORDS, Unicode spaces.
+AWKWARD_LINES = ["the cat <unk> sat", "a<s>b the </s>", "x\x1cy the\x1fcat", "   ", "the cat " * 6000,
+                 "é\u00a0z ünïcode\u2003cat\u3000dog", "tab\tand\nnewline"]
+
+
 def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
     """Counting splits with str.split where it agrees with the WhitespaceSplit pre-tokenizer, and word2vec's corpus
     encoder looks words up instead of calling the tokenizer: both must give the tokenizer's own words and ids,
@@ -318,9 +324,9 @@ def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
 
     import hf_lineage.word_vector_trainers.word2vec as word2vec_cpu
     from hf_lineage.tokenization.trainers import plain_wordlevel_vocabulary, whitespace_words
+    from hf_lineage.word_vector_trainers.word2vec_sampling import chunk_sentence
 
-    lines = ["the cat <unk> sat", "a<s>b the </s>", "x\x1cy the\x1fcat", "   ", "the cat " * 6000,
-             "é\u00a0z ünïcode\u2003cat\u3000dog", "tab\tand\nnewline"]
+    lines = AWKWARD_LINES
     split = pre_tokenizers.WhitespaceSplit()
     for line in lines:
         assert whitespace_words(line) == [w for w, _ in split.pre_tokenize_str(line)], repr(line)
@@ -334,8 +340,53 @@ def test_word_level_fast_paths_split_and_encode_exactly_as_the_tokenizer():
     backend = tokenizer.backend_tokenizer
     expected = [np.asarray(e.ids, dtype=np.int32) for e in backend.encode_batch(
         [line for line in lines if line.strip()], add_special_tokens=False)]
-    pieces = [p for ids in expected for p in word2vec_cpu.chunk_sentence(ids)]
+    pieces = [p for ids in expected for p in chunk_sentence(ids)]
     np.testing.assert_array_equal(fast[0], np.concatenate(pieces))
     np.testing.assert_array_equal(np.diff(fast[1]), [len(p) for p in pieces])
     assert len(pieces) > len(expected)  # the long line was cut into sentences of MAX_SENTENCE_WORDS
     assert backend.encode("a<s>b", add_special_tokens=False).tokens == ["<unk>", "<s>", "<unk>"]
+
+
+@pytest.mark.parametrize("min_count", [1, 2])
+def test_word2vec_counts_and_encodes_in_one_pass_as_in_two(tmp_path, monkeypatch, min_count):
+    """train_word2vec counts the vocabulary in the same pass as it encodes the corpus (read_and_encode_corpus; files
+    in numba, first_seen_ids): the tokenizer, its stored counts, the ids and the sentence starts must be
+    train_wordlevel_tokenizer's and then encode_corpus's, for lines, for files the numba pass reads (Windows line
+    ends, a lone carriage return, \\x0b and \\x1c, non-ASCII letters, no final newline, thousands of words) and for
+    files it leaves to the line-by-line pass (Unicode spaces, an added token inside a word)."""
+    import numpy as np
+
+    import hf_lineage.word_vector_trainers.word2vec as word2vec_cpu
+
+    monkeypatch.setattr(word2vec_cpu, "_CHECKED_BYTES", 16)  # the files are checked in many pieces
+    awkward = tmp_path / "awkward.txt"
+    awkward.write_text("\n".join(AWKWARD_LINES) + "\n", encoding="utf-8")
+    plain = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    plain[0].write_bytes(("the cat <unk> sat\r\n\r\n  x\x1cy the\x0bcat\x0c </s>\nél ünï 猫 the\n"
+                          + "the cat " * 6000 + "\n" + " ".join(f"w{i % 3000}" for i in range(9000))).encode())
+    plain[1].write_bytes("the dog\r\nsat on\rthe cat <unk>".encode())
+    assert word2vec_cpu._first_seen_in_files([str(f) for f in plain]) is not None  # the numba pass reads these
+    spaces, inside = tmp_path / "spaces.txt", tmp_path / "inside.txt"
+    spaces.write_text("the cat sat on the mat\n" * 3 + "é\u00a0z the\u3000cat the\n", encoding="utf-8")
+    inside.write_text("the cat sat on the mat\n" * 3 + "a<s>b the cat\n", encoding="utf-8")
+    for left in (awkward, spaces, inside):
+        assert word2vec_cpu._first_seen_in_files([str(left)]) is None
+    for corpus in (AWKWARD_LINES + ["a b the cat"], [str(f) for f in plain], [str(awkward), str(plain[1])],
+                   [str(spaces)], [str(inside)]):
+        lines, expected = word2vec_cpu.read_corpus(corpus, None, min_count)
+        ids, starts = word2vec_cpu.encode_corpus(expected, lines())
+        tokenizer, one_pass_ids, one_pass_starts = word2vec_cpu.read_and_encode_corpus(corpus, None, min_count)
+        assert tokenizer.backend_tokenizer.to_str() == expected.backend_tokenizer.to_str()
+        assert word_counts(tokenizer) == word_counts(expected)
+        np.testing.assert_array_equal(one_pass_ids, ids)
+        np.testing.assert_array_equal(one_pass_starts, starts)
+    with pytest.raises(ValueError, match="empty"):
+        word2vec_cpu.read_and_encode_corpus(["", "  "])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n \r\n")
+    with pytest.raises(ValueError, match="empty.txt holds no words"):
+        word2vec_cpu.read_and_encode_corpus(str(empty))
+    invalid = tmp_path / "invalid.txt"
+    invalid.write_bytes(b"the cat sat on the mat\n" * 3 + b"caf\xe9\n")
+    with pytest.raises(UnicodeDecodeError):  # as reading it line by line always did
+        word2vec_cpu.read_and_encode_corpus(str(invalid))

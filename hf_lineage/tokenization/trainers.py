@@ -282,8 +282,6 @@ def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator:
         (['the', 'cat'], 2)
     """
     files = _check_source(files, iterator)
-    specials = WORDLEVEL_SPECIALS
-    special_list = _unique(specials)
     # Counting goes through the same Rust normalizer/pre-tokenizer as encoding, so counted words are encoded words.
     normalizer = normalizers.Lowercase() if lowercase else None
     pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -294,7 +292,18 @@ def train_wordlevel_tokenizer(files: Sequence[PathLike] | None = None, iterator:
             counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(text))
         else:
             counts.update(whitespace_words(text, pre_tokenizer))
+    return wordlevel_tokenizer_from_counts(counts, min_count=min_count, max_vocab_size=max_vocab_size,
+                                           lowercase=lowercase, model_max_length=model_max_length)
 
+
+def wordlevel_tokenizer_from_counts(counts: dict[str, int], *, min_count: int = 1, max_vocab_size: int | None = None,
+                                    lowercase: bool = False,
+                                    model_max_length: int = 1_000_000) -> PreTrainedTokenizerFast:
+    """`train_wordlevel_tokenizer`'s tokenizer for corpus counts already taken (word -> count, the words as its
+    pre-tokenizer splits them, lowercased with `lowercase`): the same vocabulary, ids and stored counts."""
+    specials = WORDLEVEL_SPECIALS
+    special_list = _unique(specials)
+    counts = dict(counts)
     special_counts = {t: counts.pop(t, 0) for t in special_list}
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     max_words = None if max_vocab_size is None else max(0, max_vocab_size - len(special_list))

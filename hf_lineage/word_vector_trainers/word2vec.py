@@ -5,6 +5,8 @@
 The glue around the numba trainer: read the corpus, build or take the word-level tokenizer, encode the corpus to
 token-id arrays, build the config and ``LineageWord2VecForPreTraining``, and hand the model's weight matrices and
 the vocabulary's tables (``word2vec_sampling``) to ``word2vec_kernels.train_hogwild``, which trains them in place.
+Without a tokenizer given, the vocabulary is counted and the corpus encoded in the same pass over the text
+(``read_and_encode_corpus``).
 ``pretrain_word2vec`` is the same trainer run by ``hf-lineage pretrain word2vec`` (``--backend cpu``, or ``auto``
 without a GPU), on its own typed arguments (``Word2VecTrainingArguments``, which word2vec's objective builds from the
 command line's). PPMI-SVD reads its corpus with the same ``read_corpus`` and ``encode_corpus``.
@@ -17,6 +19,7 @@ import os
 import re
 import shutil
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
@@ -24,13 +27,20 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import pre_tokenizers
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
 from ..pretrained_folder import corpus_files, save_final
 from ..tokenization import train_wordlevel_tokenizer
-from ..tokenization.trainers import WORD_COUNTS_KEY, plain_wordlevel_vocabulary, whitespace_words
-from .word2vec_kernels import train_hogwild
-from .word2vec_sampling import check_vocabulary, chunk_sentence, sampling_tables, trainable_counts
+from ..tokenization.trainers import (
+    WORD_COUNTS_KEY,
+    WORDLEVEL_SPECIALS,
+    plain_wordlevel_vocabulary,
+    whitespace_words,
+    wordlevel_tokenizer_from_counts,
+)
+from .word2vec_kernels import first_seen_ids, train_hogwild
+from .word2vec_sampling import check_vocabulary, sampling_tables, sentence_starts, trainable_counts
 
 # Skip-gram with negative sampling: pWord2Vec's shared-negatives kernel (True) or word2vec.c's pair-by-pair one.
 SHARED_NEGATIVES_DEFAULT = True
@@ -69,9 +79,90 @@ def read_corpus(corpus, tokenizer=None, min_count: int = 1):
     files, lines = _read_lines(corpus)
     if tokenizer is None:
         if not any(line.strip() for line in lines()):
-            raise ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+            raise _empty_corpus(files)
         tokenizer = train_wordlevel_tokenizer(files=files, iterator=None if files else lines(), min_count=min_count)
     return lines, tokenizer
+
+
+def _empty_corpus(files) -> ValueError:
+    return ValueError(f"The corpus is empty: {', '.join(files) if files else 'it'} holds no words")
+
+
+def read_and_encode_corpus(corpus, tokenizer=None, min_count: int = 1) -> tuple[object, np.ndarray, np.ndarray]:
+    """(tokenizer, token ids int32, sentence starts int64) of ``corpus``: ``read_corpus`` then ``encode_corpus``,
+    the same three, but without a tokenizer given the vocabulary is counted in the same pass over the text as the
+    words are encoded, instead of a pass of its own. Each word gets a provisional id when first seen (files: in a
+    numba pass over their bytes, ``first_seen_ids``, where it splits as the tokenizer would), the counts are the
+    provisional ids' bincount, from which ``wordlevel_tokenizer_from_counts`` builds ``train_wordlevel_tokenizer``'s
+    tokenizer, and one array look-up turns provisional ids into its ids."""
+    files, lines = _read_lines(corpus)
+    if tokenizer is not None:
+        return tokenizer, *encode_corpus(tokenizer, lines())
+    first_seen = (_first_seen_in_files(files) if files else None) or _first_seen_in_lines(lines())
+    words, corpus_ids, lengths, resplit = first_seen
+    if len(corpus_ids) == 0:
+        raise _empty_corpus(files)
+    counts = np.bincount(corpus_ids, minlength=len(words)).tolist()
+    tokenizer = wordlevel_tokenizer_from_counts(dict(zip(words, counts)), min_count=min_count)
+    vocabulary, unknown, _ = plain_wordlevel_vocabulary(tokenizer)
+    token_ids = np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
+    corpus_ids = token_ids[corpus_ids]  # provisional ids -> the tokenizer's
+    if not resplit:
+        return tokenizer, corpus_ids, sentence_starts(lengths)
+    encoded = np.split(corpus_ids, np.cumsum(lengths)[:-1])
+    for i, line in resplit:  # "a<s>b": the tokenizer splits it, as encode_corpus does
+        encoded[i] = np.asarray(tokenizer.backend_tokenizer.encode(line, add_special_tokens=False).ids, dtype=np.int32)
+    return tokenizer, *_laid_end_to_end(encoded)
+
+
+# The tokenizer's added tokens (train_wordlevel_tokenizer's specials), and what in a text could make the tokenizer
+# split it where first_seen_ids does not: non-ASCII whitespace (as Python and the pre-tokenizer define it), and an
+# added token's text inside a word.
+_ADDED = tuple(WORDLEVEL_SPECIALS.values())
+_NON_ASCII_SPACE = re.compile("[" + "".join(chr(c) for c in range(128, 0x3001) if chr(c).isspace()) + "]")  # to U+3000
+_CHECKED_BYTES = 1 << 24
+_ADDED_INSIDE_A_WORD = re.compile("[^\t\n\x0b\x0c\r ](?:{0})|(?:{0})[^\t\n\x0b\x0c\r ]".format(
+    "|".join(map(re.escape, _ADDED))))
+
+
+def _first_seen_in_files(files: list[str]):
+    """(words by provisional id, provisional ids, words per non-empty line, no lines to re-split) of text files,
+    by ``first_seen_ids`` over their bytes; None for a text it could split otherwise than the tokenizer (then the
+    line-by-line pass reads it, and raises on invalid UTF-8 as reading always did)."""
+    data = b"\n".join(Path(path).read_bytes() for path in files)  # a file's last line ends where the next begins
+    start = 0
+    while start < len(data):  # checked in pieces of whole lines, so the text is never held twice
+        end = data.find(b"\n", start + _CHECKED_BYTES) + 1 or len(data)
+        try:
+            text = data[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if ((not text.isascii() and _NON_ASCII_SPACE.search(text))
+                or (any(token in text for token in _ADDED) and _ADDED_INSIDE_A_WORD.search(text))):
+            return None
+        start = end
+    ids, lengths, spans = first_seen_ids(np.frombuffer(data, dtype=np.uint8))
+    return [data[start:end].decode("utf-8") for start, end in spans.tolist()], ids, lengths, []
+
+
+def _first_seen_in_lines(lines: Iterable[str]):
+    """``_first_seen_in_files``'s four for lines of text, in Python: (line index, line) to re-split for each line
+    with an added token inside a word."""
+    first_seen = defaultdict()  # word -> provisional id: the number of distinct words seen before it
+    first_seen.default_factory = first_seen.__len__
+    provisional = first_seen.__getitem__
+    split = pre_tokenizers.WhitespaceSplit()
+    needs_tokenizer = _added_token_inside_a_word(_ADDED)
+    encoded, resplit = [], []
+    for line in lines:
+        words = whitespace_words(line, split)
+        if not words:
+            continue
+        if needs_tokenizer(line, words):
+            resplit.append((len(encoded), line))
+        encoded.append(np.fromiter(map(provisional, words), dtype=np.int32, count=len(words)))
+    corpus_ids = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    return list(first_seen), corpus_ids, [len(ids) for ids in encoded], resplit
 
 
 def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
@@ -83,22 +174,34 @@ def encode_corpus(tokenizer, lines: Iterable[str], batch_lines: int = 10_000) ->
     backend = tokenizer.backend_tokenizer
     plain = plain_wordlevel_vocabulary(backend)
     encoded = _looked_up(backend, plain, lines) if plain else _tokenized(backend, lines, batch_lines)
-    pieces = [piece for ids in encoded for piece in chunk_sentence(ids)]
-    corpus = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-    starts = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(piece) for piece in pieces], out=starts[1:])
-    return corpus, starts
+    return _laid_end_to_end(list(encoded))
+
+
+def _laid_end_to_end(encoded: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(token ids, sentence starts) of the lines' ids, each line cut at MAX_SENTENCE_WORDS (``sentence_starts``)."""
+    corpus = np.concatenate(encoded) if encoded else np.zeros(0, dtype=np.int32)
+    return corpus, sentence_starts([len(ids) for ids in encoded])
+
+
+def _added_token_inside_a_word(added: tuple[str, ...]) -> Callable[[str, list[str]], bool]:
+    """Whether a line (and its whitespace words) holds an added token's text inside a word ("a<s>b"), which the
+    tokenizer splits off and a look-up of the word would not."""
+    if not added:
+        return lambda line, words: False
+    holds_added = re.compile("|".join(map(re.escape, added))).search
+    return lambda line, words: holds_added(line) is not None and any(
+        token in word and word != token for word in words for token in added)
 
 
 def _looked_up(backend, plain, lines: Iterable[str]):
     """Each non-empty line's ids by vocabulary look-up (``plain_wordlevel_vocabulary``'s tokenizers)."""
     vocabulary, unknown, added = plain
-    holds_added = re.compile("|".join(map(re.escape, added))).search if added else lambda line: None
+    needs_tokenizer = _added_token_inside_a_word(added)
     for line in lines:
         words = whitespace_words(line)
         if not words:
             continue
-        if holds_added(line) and any(token in word and word != token for word in words for token in added):
+        if needs_tokenizer(line, words):
             yield np.asarray(backend.encode(line, add_special_tokens=False).ids, dtype=np.int32)  # "a<s>b" splits
         else:
             yield np.fromiter(map(vocabulary.get, words, repeat(unknown)), dtype=np.int32, count=len(words))
@@ -157,8 +260,7 @@ def train_word2vec(corpus, tokenizer=None, workers: int | None = None, seed: int
         raise ValueError(f"workers must be >= 1, got {workers}")
 
     started = time.time()
-    lines, tokenizer = read_corpus(corpus, tokenizer, min_count)
-    corpus_ids, starts = encode_corpus(tokenizer, lines())
+    tokenizer, corpus_ids, starts = read_and_encode_corpus(corpus, tokenizer, min_count)
     if len(corpus_ids) == 0:
         raise ValueError("The corpus is empty: it holds no words")
     if tokenizer.init_kwargs.get(WORD_COUNTS_KEY) is not None:

@@ -33,9 +33,11 @@ noise word is drawn twice for one centre word: both of its updates then start fr
 in pWord2Vec's kernel).
 
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
-(``word2vec_sampling.sampling_tables``, their one home). Reading text, building the tokenizer, config and model, and
-saving are ``hf_lineage.train_word2vec`` (``word2vec.py`` beside this module); this module imports nothing from the
-package, so the kernels can be read, tested and timed on arrays alone.
+(``word2vec_sampling.sampling_tables``, their one home); before training, ``first_seen_ids`` numbers the words of a
+corpus file's bytes, from which ``word2vec.read_and_encode_corpus`` builds the vocabulary and the ids in one pass.
+Reading text, building the tokenizer, config and model, and saving are ``hf_lineage.train_word2vec`` (``word2vec.py``
+beside this module); this module imports nothing from the package, so the kernels can be read, tested and timed on
+arrays alone.
 """
 
 from __future__ import annotations
@@ -440,6 +442,99 @@ def draw_noise_words(noise_ids, noise_alias, noise_thresholds, n, seed):
         state = _next(state)
         out[i] = _draw_noise(state, noise_ids, noise_alias, noise_thresholds)
     return out
+
+
+# --------------------------------------------------------------------------- the corpus pass
+
+_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+_U29 = np.uint64(29)
+
+
+@njit(cache=True, inline="always")
+def _grown(a, used):
+    b = np.empty((2 * len(a),) + a.shape[1:], dtype=a.dtype)
+    b[:used] = a[:used]
+    return b
+
+
+@njit(nogil=True, cache=True)
+def first_seen_ids(data):
+    """Text as UTF-8 bytes split into lines at ``\\n`` and ``\\r`` and lines into words at ASCII whitespace, each
+    distinct word numbered in order of first occurrence: (the words' numbers int32, words per non-empty line int64,
+    each number's first occurrence as byte offsets (start, end), int64 of shape (words, 2)). These are the words of
+    Python's text mode and the ``WhitespaceSplit`` pre-tokenizer for a valid UTF-8 text without non-ASCII whitespace
+    (the caller checks): no other byte can split a word. Words are found in a hash table (FNV-1a, linear probing)
+    whose slots hold a word's number and hash side by side, so a look-up reads one slot and one span."""
+    space = np.zeros(256, dtype=np.bool_)
+    for c in (9, 10, 11, 12, 13, 32):
+        space[c] = True
+    n = len(data)
+    ids = np.empty(n // 8 + 16, dtype=np.int32)
+    line_lengths = np.empty(n // 128 + 16, dtype=np.int64)
+    spans = np.empty((1024, 2), dtype=np.int64)
+    slots = np.full((2048, 2), -1, dtype=np.int64)  # (word, hash); at most half full
+    n_ids = n_lines = n_words = line_words = 0
+    i = 0
+    while i < n:
+        c = data[i]
+        if space[c]:
+            if (c == 10 or c == 13) and line_words > 0:  # a line ends
+                if n_lines == len(line_lengths):
+                    line_lengths = _grown(line_lengths, n_lines)
+                line_lengths[n_lines] = line_words
+                n_lines += 1
+                line_words = 0
+            i += 1
+            continue
+        start = i
+        h = _FNV_OFFSET
+        while i < n and not space[data[i]]:
+            h = (h ^ np.uint64(data[i])) * _FNV_PRIME
+            i += 1
+        key = np.int64(h ^ (h >> _U29))
+        mask = len(slots) - 1
+        slot = key & mask
+        while True:
+            word = slots[slot, 0]
+            if word < 0:  # a new word
+                word = n_words
+                if word == len(spans):
+                    spans = _grown(spans, word)
+                spans[word, 0], spans[word, 1] = start, i
+                slots[slot, 0], slots[slot, 1] = word, key
+                n_words += 1
+                if 2 * n_words > len(slots):  # rehash into twice the slots
+                    old = slots
+                    slots = np.full((2 * len(old), 2), -1, dtype=np.int64)
+                    mask = len(slots) - 1
+                    for s in range(len(old)):
+                        if old[s, 0] >= 0:
+                            t = old[s, 1] & mask
+                            while slots[t, 0] >= 0:
+                                t = (t + 1) & mask
+                            slots[t, 0], slots[t, 1] = old[s, 0], old[s, 1]
+                break
+            if slots[slot, 1] == key and spans[word, 1] - spans[word, 0] == i - start:
+                first = spans[word, 0]
+                same = True
+                for k in range(i - start):
+                    if data[first + k] != data[start + k]:
+                        same = False
+                        break
+                if same:
+                    break
+            slot = (slot + 1) & mask
+        if n_ids == len(ids):
+            ids = _grown(ids, n_ids)
+        ids[n_ids] = word
+        n_ids += 1
+        line_words += 1
+    if line_words > 0:
+        if n_lines == len(line_lengths):
+            line_lengths = _grown(line_lengths, n_lines)
+        line_lengths[n_lines] = line_words
+        n_lines += 1
+    return ids[:n_ids], line_lengths[:n_lines], spans[:n_words]
 
 
 # --------------------------------------------------------------------------- the threads

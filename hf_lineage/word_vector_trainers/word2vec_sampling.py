@@ -231,6 +231,23 @@ def chunk_sentence(ids, max_words: int = MAX_SENTENCE_WORDS) -> list:
     return [ids[i : i + max_words] for i in range(0, len(ids), max_words)] if len(ids) else []
 
 
+def sentence_starts(lengths, max_words: int = MAX_SENTENCE_WORDS) -> np.ndarray:
+    """Where the sentences start (int64, and the end last) in lines of ``lengths`` words laid end to end, each line
+    cut into sentences as ``chunk_sentence`` cuts it; empty lines hold no sentence.
+
+    >>> sentence_starts([3, 0, 5], max_words=2).tolist()
+    [0, 2, 3, 5, 7, 8]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    lengths = lengths[lengths > 0]
+    pieces = -(-lengths // max_words)  # sentences per line
+    piece_lengths = np.full(int(pieces.sum()), max_words, dtype=np.int64)
+    piece_lengths[np.cumsum(pieces) - 1] = lengths - (pieces - 1) * max_words  # each line's last piece: the rest
+    starts = np.zeros(len(piece_lengths) + 1, dtype=np.int64)
+    np.cumsum(piece_lengths, out=starts[1:])
+    return starts
+
+
 @dataclass
 class DataCollatorForWord2Vec:
     """Builds the training items of a batch of sentences for ``LineageWord2VecForPreTraining``.
