@@ -12,7 +12,8 @@ from hf_lineage.lineage.report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = {"--seeds 3": ROOT / "docs" / "lineage", "default": ROOT / "docs" / "lineage" / "default",
-        "with order": ROOT / "docs" / "lineage" / "with_order"}
+        "with order": ROOT / "docs" / "lineage" / "with_order",
+        "bert ablations": ROOT / "docs" / "lineage" / "bert_ablations"}
 SCORE = re.compile(r"(\d+\.\d{3}) \[(\d+\.\d{3}), (\d+\.\d{3})\]")  # "0.912 [0.905, 0.918]"
 
 
