@@ -98,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=checkpoints_cli.description())
     checkpoints_cli.build_parser(checkpoints_parser)
     checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
+    from .convert import cli as convert_cli
+
+    convert_parser = commands.add_parser(
+        "convert", help="a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a "
+                        "lineage folder, optionally pushed to the Hub", description=convert_cli.description())
+    convert_cli.build_parser(convert_parser)
+    convert_parser.set_defaults(func=lambda args: convert_cli.run_namespace(vars(args)))
     from .analysis import cli as analysis_cli
 
     analyze_parser = commands.add_parser(

@@ -122,23 +122,30 @@ def convert(family: str, sources: list[str], output_dir, *, max_vocab: int | Non
         raise ConversionError(f"--output-dir {output_dir}: exists and is not empty (give --overwrite to replace it)")
     started = time.time()
     release = read_release(family, sources, max_vocab)
+    created = [p for p in [output_dir.parent, *output_dir.parent.parents] if not p.exists()]  # removed on failure
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = output_dir.with_name(f".{output_dir.name}.converting-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
-        write_release(release, family, staging, command=command, max_vocab=max_vocab,
+        write_release(release, family, staging, sources=list(sources), command=command, max_vocab=max_vocab,
                       seconds=round(time.time() - started, 1))
         if output_dir.exists():
             shutil.rmtree(output_dir)
         os.replace(staging, output_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        for parent in created:  # deepest first
+            try:
+                parent.rmdir()
+            except OSError:
+                break
         raise
     return output_dir
 
 
-def write_release(release: Release, family: str, folder: Path, *, command: str, max_vocab, seconds) -> None:
+def write_release(release: Release, family: str, folder: Path, *, sources: list[str], command: str, max_vocab,
+                  seconds) -> None:
     """Model, tokenizer, card and ``pretraining.json`` (the record the lineage report reads) into ``folder``."""
     from ..pretrained_folder import save_final
 
@@ -148,7 +155,7 @@ def write_release(release: Release, family: str, folder: Path, *, command: str, 
                languages=[release.language] if release.language else None, base_model=release.base_model)
     _set_license(folder / "README.md", release.license)
     record = {
-        "family": family, "converted_from": release.source, "command": command or None,
+        "family": family, "converted_from": release.source, "sources": sources, "command": command or None,
         "words_seen": release.words_seen, "words_seen_from": release.words_seen_from or None,
         "license": release.license, "max_vocab": max_vocab, "parameters": parameters,
         "conversion_seconds": seconds,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..convert.releases import PUBLISHED
 from . import experiment
 from .settings import (
     DEFAULT_TASKS,
@@ -43,12 +44,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "(E2E data-to-text, BLEU), qa (extractive question answering, SQuAD 2.0 style, F1), intent_slots "
              "(joint intent and BIO slots, exact match) and cloze (multiple choice: which of four words of one part "
              "of speech fills a blank in a UD English sentence, accuracy)")
-    add("--variants", nargs="*", default=list(DEFAULT_VARIANTS), metavar="VARIANT",
+    add("--variants", nargs="*", metavar="VARIANT",
         help="the regimes the understanding tasks run for every family besides its main variant (frozen for NNLM, "
              "word2vec and ELMo, finetuned for GPT and BERT): frozen (pretrained features fixed, the same scalar mix "
              "and BiLSTM head for every family), finetuned, scratch (default: frozen finetuned; the "
              "option with no value: the main variant only; the learning-curve task, labeling, always runs the "
-             "pretrained variant and scratch at every size)")
+             "pretrained variant and scratch at every size; without this option, on a machine without a GPU, a "
+             "checkpoint of over 50 M parameters runs frozen only)")
     add("--corpus", nargs="+", metavar="FILE", help="pretraining text file(s) instead of the embedded sample")
     add("--validation-corpus", nargs="+", metavar="FILE", help="held-out text for the pretraining perplexities")
     add("--dataset-name", help="a datasets Hub corpus instead (online), e.g. wikitext")
@@ -78,13 +80,17 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="pretrain every family anew on --corpus (default: the embedded WikiText-2 sample) with --budget-* "
              "instead of fine-tuning the shipped checkpoints (implied by --corpus, --dataset-name, --budget-* and "
              "--scale small/base)")
-    add("--checkpoints", nargs="+", action="extend", metavar="DIR|FAMILY=FOLDER",
+    add("--checkpoints", nargs="+", action="extend", metavar="DIR|FAMILY=SOURCE|published",
         help="fine-tune other pretrained folders instead of the shipped ones: DIR/<family> for every family (e.g. "
-             "written by `hf-lineage checkpoints build --output-dir DIR`), and/or FAMILY=FOLDER for one family (a "
-             "scale axis: e.g. bert=out/bert-small from `hf-lineage pretrain`, or a published model converted by "
-             "hf_lineage.convert; FOLDER may be a Hugging Face Hub id, downloaded when online); the family must be in "
-             "--families, the folder's config.json of its model type. Families not named keep the shipped "
-             "checkpoint. The pretraining table names each folder's size, words read and source; with --scale "
+             "written by `hf-lineage checkpoints build --output-dir DIR`), and/or FAMILY=SOURCE for one family: a "
+             "lineage folder or Hub id (a scale axis: e.g. bert=out/bert-small from `hf-lineage pretrain`), or "
+             "anything `hf-lineage convert` reads (bert=google-bert/bert-base-cased, elmo=original, "
+             "word2vec=GoogleNews-vectors-negative300.bin; several files joined by ','), converted once into "
+             "OUTPUT_DIR/converted/FAMILY and reused; `published` names the standard set, the papers' own releases: "
+             + "; ".join(f"{family} {release.name} ({release.parameters} parameters, {release.words} words)"
+                         for family, release in PUBLISHED.items())
+             + " (nnlm and svd have none and keep the shipped checkpoint; docs/published.md). The family must be in "
+             "--families. The pretraining table names each folder's size, words read and source; with --scale "
              "small/base the scale sets the fine-tuning only")
     add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
@@ -93,6 +99,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 def arguments_from_namespace(namespace: dict) -> LineageArguments:
     values = {k: v for k, v in namespace.items() if k not in ("command", "func")}
+    values["variants_given"] = values.get("variants") is not None
+    if values.get("variants") is None:
+        values["variants"] = list(DEFAULT_VARIANTS)
     values["task_data"] = {task: {"train": train, "validation": validation}
                            for task, train, validation in values.get("task_data") or []}
     return LineageArguments(**values)

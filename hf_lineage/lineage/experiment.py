@@ -55,6 +55,7 @@ from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
+    LARGE_CHECKPOINT_ON_CPU,
     LINEAGE_FAMILIES,
     PAIR_ENCODINGS,
     SAMPLES,
@@ -69,6 +70,7 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     checkpoint_items,
     checkpoint_sources,
     default_families,
+    frozen_only_families,
     library_family,
     main_variant,
     pretrains,
@@ -101,11 +103,16 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
             corpus = prepare_corpus(args, scale, out / "data")
     else:
         corpus = shipped_corpus(families, args)
-    cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks)
+    frozen_only = [] if pretraining_anew else frozen_only_families(
+        args, families, {f: shipped_record(f, args.seed, args)["parameters"] for f in families})
+    main_variants = {f: "frozen" if f in frozen_only else main_variant(f) for f in families}
+    cells = plan_cells(tasks, families, args.variants, main_size, curve_sizes, scale.curve_tasks, frozen_only)
     runs_per_cell = sum(len(learning_rates(family, variant, task, scale, size == main_size))
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
                     + runs_per_cell * len(seeds), args.rerun)
+    stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
+                              args, corpus))
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -129,7 +136,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
 
     begun = time.time()
     runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
-    finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
+    finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     # A task on which some cell's seeds disagree by more than NOISY_SEED_STD gets seeds up to MORE_SEEDS: its
     # intervals would otherwise rest on three noisy draws.
     noisy = noisy_tasks(finetuning) if len(seeds) >= 3 and not pretraining_anew else []
@@ -144,7 +151,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                             for t, f, v, n in noisy_cells) * len(more_seeds)
         runs += run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
                                       all_seeds=seeds + more_seeds)
-        finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed)
+        finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
+    flag_at_majority(finetuning, scored, baseline_rows, args.seed)
     clock["fine-tuning"] += time.time() - begun
 
     begun = time.time()
@@ -162,7 +170,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "main_train_size": main_size, "curve_sizes": sorted({main_size, *curve_sizes}) if curve_sizes else [],
         "pretraining": {family: summarize_pretraining(records) for family, records in pretraining.items()},
         "baselines": {task: [summary for summary, _ in rows] for task, rows in baseline_rows.items()},
-        "finetuning": finetuning, "main_variant": {f: main_variant(f) for f in families}, "probes": probes,
+        "finetuning": finetuning, "main_variant": main_variants, "probes": probes,
+        "frozen_only": {"families": frozen_only, "above_parameters": LARGE_CHECKPOINT_ON_CPU} if frozen_only else None,
         "notes": notes(args, scale),
     }
     for task, rows in baseline_rows.items():  # a context task's gate: neither a bag of words nor its edges solve it
@@ -198,7 +207,8 @@ def checkpoint_source(family: str, args: LineageArguments) -> CheckpointSource:
     """Where ``family``'s pretrained folder comes from (``settings.checkpoint_sources``: shipped, ``--checkpoints
     DIR`` or ``FAMILY=FOLDER``)."""
     families = list(dict.fromkeys([*args.families, family]))
-    return checkpoint_sources(LineageArguments(families=families, checkpoints=args.checkpoints))[family]
+    return checkpoint_sources(LineageArguments(families=families, checkpoints=args.checkpoints,
+                                               output_dir=args.output_dir))[family]
 
 
 def shipped_record(family: str, seed: int, args: LineageArguments) -> dict:
@@ -300,13 +310,32 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
     return diagnostics.labeling_words(train, validation, systems, vocabularies)
 
 
-def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks) -> list[tuple]:
+def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, args, corpus) -> str:
+    """What the run will do, said at its start: families and where their checkpoints come from, the cells, and the
+    large checkpoints kept frozen."""
+    if pretraining_anew:
+        where = "pretrained by this run"
+    else:
+        where = "; ".join(f"{family}: {checkpoint_source(family, args).source}" for family in families)
+    message = (f"plan: {len(families)} families ({where}), {len(tasks)} task(s) ({', '.join(tasks)}), {len(cells)} "
+               f"cells, {runs} fine-tuning runs")
+    if frozen_only:
+        message += (f"; {', '.join(frozen_only)}: over {LARGE_CHECKPOINT_ON_CPU // 1_000_000} M parameters on a "
+                    "machine without a GPU, frozen cells only (give --variants to choose the regimes)")
+    return message
+
+
+def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks, frozen_only=()) -> list[tuple]:
     """(task, family, variant, labelled-set size) of every fine-tuning cell: the main table's size for every
     requested variant (and always the family's main one); on the learning-curve tasks the pretrained variant and
-    scratch at the main size and every curve size."""
+    scratch at the main size and every curve size. A family of ``frozen_only`` (a large checkpoint on a CPU) runs
+    its frozen cell alone on understanding tasks: no fine-tuned, scratch or learning-curve cells."""
     cells = []
     for task in tasks:
         for family in families:
+            if family in frozen_only and TASKS[task].understanding:
+                cells.append((task, family, "frozen", main_size))
+                continue
             for variant in cell_variants(task, family, variants):
                 cells.append((task, family, variant, main_size))
             if task in curve_tasks and TASKS[task].understanding:
@@ -446,7 +475,7 @@ def finetuning_workers(args) -> int:
     return 0 if torch.cuda.is_available() else min(4, os.cpu_count() or 1)
 
 
-def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dict], dict]:
+def aggregate_cells(cells, runs, seeds, gold, main_size, seed, main_variants=None) -> tuple[list[dict], dict]:
     """One entry per cell over its seeds (score, interval, spread, dev information); ``scored`` keeps the pooled
     per-unit values by (task, family, variant, size) for the claims' paired comparisons."""
     by_cell = {}
@@ -456,7 +485,8 @@ def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dic
     for task, family, variant, size in cells:
         cell_runs = by_cell[(task, family, variant, size)]
         understanding = TASKS[task].understanding
-        main = size == main_size and variant == main_variant(family, understanding)
+        main_one = (main_variants or {}).get(family) if understanding else None
+        main = size == main_size and variant == (main_one or main_variant(family, understanding))
         entry = {"family": family, "task": task, "variant": variant, "train_size": size, "main": main,
                  "metric": TASKS[task].metric, "score": None, "seconds": sum(r["seconds"] or 0 for r in cell_runs),
                  "reused": all(r["reused"] for r in cell_runs)}
@@ -485,6 +515,29 @@ def aggregate_cells(cells, runs, seeds, gold, main_size, seed) -> tuple[list[dic
                            **({"learning_rate_sweep": [r["learning_rate_sweep"] for r in cell_runs]}
                               if any("learning_rate_sweep" in r for r in cell_runs) else {})})
     return finetuning, scored
+
+
+# The trivial baseline of each kind of task that a cell must beat to count as having learnt the task.
+MAJORITY_BASELINES = ("majority tag", "majority class", "majority position")
+
+
+def flag_at_majority(finetuning: list[dict], scored: dict, baseline_rows: dict, seed: int) -> None:
+    """Flag "at majority" every cell that ran and trained but whose score is within noise of its task's majority
+    baseline (the paired two-level bootstrap interval of cell − majority reaches 0): it learnt nothing the
+    label distribution does not give, so, like a cell that predicts one class, it is left out of every verdict."""
+    from .scoring import compare
+
+    for cell in finetuning:
+        if cell.get("status") != "ok" or cell.get("flags"):
+            continue
+        key = (cell["task"], cell["family"], cell["variant"], cell["train_size"])
+        majority = next((result for summary, result in baseline_rows.get(cell["task"], [])
+                         if summary.get("name") in MAJORITY_BASELINES), None)
+        if key not in scored or majority is None:
+            continue
+        if not compare(cell["task"], scored[key], majority, seed=seed)["outcome"].startswith("holds"):
+            cell["flags"] = ["at majority"]
+            cell["trained"] = False
 
 
 def describe_tasks(tasks, task_data, args, main_size) -> dict:

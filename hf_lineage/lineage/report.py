@@ -113,7 +113,8 @@ CAPPED_NOTE = ("capped: in some seed the best dev evaluation was the last one, s
                "(it might have gone on improving); the score stands, with that caveat.")
 FLAGGED_NOTE = ("did not train, left out of every verdict: “one class” = it predicts one label for at least 95 % of "
                 "the validation units; “never moved” = its dev score never rose half a point above its first "
-                "evaluation.")
+                "evaluation; “at majority” = it trained, but its score is not above its task's majority baseline "
+                "beyond noise (the paired bootstrap interval of the difference reaches 0).")
 
 
 def _with_interval(entry, digits=3):
@@ -370,10 +371,13 @@ def _pretraining_table(results, notes):
         seconds = stage.get("train_seconds") if "shipped" in stage else stage.get("seconds")
         unrecorded = "not recorded" if "shipped" in stage else "—"  # a folder's record may lack what it read
         words = stage.get("words_seen")
+        words_cell = unrecorded if words is None else _count(words)
+        if stage.get("words_seen_from"):  # a converted release: the figure its paper or card gives, named
+            words_cell += notes.mark(f"{_name(family)}: words seen as stated by {stage['words_seen_from']}")
         rows.append([
             _name(family), _cell_text(stage.get("objective") or "—"), _cell_text(stage.get("config") or unrecorded),
             _cell_text(stage.get("size") or "—"), _count(stage.get("parameters")), _count(stage.get("buffers")),
-            _cell_text(_family_budget(stage) or "—"), unrecorded if words is None else _count(words), _count(stage.get("steps")),
+            _cell_text(_family_budget(stage) or "—"), words_cell, _count(stage.get("steps")),
             "—" if seconds is None else f"{seconds:,.1f}", _number(stage.get("final_train_loss")),
             _number((stage.get("validation") or {}).get("loss")), _perplexity_cell(family, stage, notes), status,
             _cell_text(stage.get("source") or ("pretrained by this run" if "shipped" not in stage else "—")),
@@ -392,6 +396,17 @@ def _claims_section(results):
         return ["The claims were not evaluated for this report."]
     lines = ["The claims of the papers this project follows, each decided by a rule fixed before the numbers were "
              "seen; a verdict is never forced. " + NOISE_RULE]
+    if (results.get("budget") or {}).get("kind") == "mixed checkpoints":
+        lines += ["", "**Unequal budgets.** The families' checkpoints come from different sources (see the "
+                  "pretraining table: sizes, words read and sources differ), so every verdict between families "
+                  "compares models of unequal size and pretraining budget: it says which checkpoint transfers better "
+                  "here, not which method is better at equal cost."]
+    frozen_only = (results.get("frozen_only") or {}).get("families")
+    if frozen_only:
+        lines += ["", f"**Frozen only.** {', '.join(_name(f) for f in frozen_only)}: over "
+                  f"{results['frozen_only']['above_parameters'] // 1_000_000} M parameters on a machine without a "
+                  "GPU, so only the frozen regime ran (no fine-tuned, scratch or learning-curve cells); claims that "
+                  "need those cells are not measured for them."]
     if results.get("multiplicity"):
         lines += ["", f"**Multiplicity.** {results['multiplicity']['note']}"]
     if results.get("more_seeds"):

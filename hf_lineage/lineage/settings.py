@@ -375,6 +375,24 @@ class LineageArguments:
     # "FAMILY=FOLDER" items, FOLDER a local folder or a Hub model id (``checkpoint_sources``); a str is one item.
     checkpoints: str | list[str] | None = None
     keep_finetuned_models: bool = False
+    # Whether --variants was given: without it, on a machine without a GPU, a checkpoint of over
+    # LARGE_CHECKPOINT_ON_CPU parameters runs its frozen cells only (``frozen_only_families``).
+    variants_given: bool = True
+
+
+# Parameters above which a checkpoint fine-tuned on a CPU-only machine gets the frozen regime alone (unless --variants
+# names the regimes): BERT-base fine-tuned end to end on two cores takes hours per cell, its frozen features minutes.
+LARGE_CHECKPOINT_ON_CPU = 50_000_000
+
+
+def frozen_only_families(args: LineageArguments, families: list[str], parameters: dict) -> list[str]:
+    """The families whose checkpoints run frozen only: over ``LARGE_CHECKPOINT_ON_CPU`` parameters (``parameters``:
+    family → count) on a machine without a GPU, when --variants was not given."""
+    import torch
+
+    if args.variants_given or torch.cuda.is_available():
+        return []
+    return [f for f in families if (parameters.get(f) or 0) > LARGE_CHECKPOINT_ON_CPU]
 
 
 class LineageError(ValueError):
@@ -415,7 +433,7 @@ def check_arguments(args: LineageArguments) -> Scale:
         for split in ("train", "validation"):
             if not os.path.isfile(files.get(split) or ""):
                 raise LineageError(f"--task-data {task}: {split} file {files.get(split)!r}: no such file")
-    directory, replaced = checkpoint_items(args.checkpoints)
+    directory, replaced = checkpoint_items(args.checkpoints, args.families)
     unbuilt = [] if pretrains(args) or directory else [f for f in ablations(args.families) if f not in replaced]
     if unbuilt:
         raise LineageError(f"{', '.join(unbuilt)}: BERT's ablations have no shipped checkpoint; pretrain them with "
@@ -459,12 +477,21 @@ class CheckpointSource:
     hub_id: str | None = None
 
 
-def checkpoint_items(checkpoints) -> tuple[str | None, dict]:
-    """``--checkpoints``' items as (DIR or None, {family: FOLDER or Hub id}); a LineageError for an unknown family,
-    a family given twice, more than one DIR or an empty FOLDER."""
+# ``--checkpoints published``: every family's release in ``convert.releases.PUBLISHED`` (the others keep theirs).
+PUBLISHED_ITEM = "published"
+
+
+def checkpoint_items(checkpoints, families=None) -> tuple[str | None, dict]:
+    """``--checkpoints``' items as (DIR or None, {family: FOLDER, Hub id or release SOURCE}); ``published`` gives
+    each family of ``families`` (default: all) that has a published release the value ``"published"``, unless an
+    item names that family itself. A LineageError for an unknown family, a family given twice, more than one DIR or
+    an empty FOLDER."""
     items = [checkpoints] if isinstance(checkpoints, str) else list(checkpoints or [])
-    directory, replaced = None, {}
+    directory, replaced, published = None, {}, False
     for item in items:
+        if item == PUBLISHED_ITEM:
+            published = True
+            continue
         family, sep, folder = item.partition("=")
         if not sep:
             if directory is not None:
@@ -480,6 +507,12 @@ def checkpoint_items(checkpoints) -> tuple[str | None, dict]:
         if not folder:
             raise LineageError(f"--checkpoints {item}: no folder after '='")
         replaced[family] = folder
+    if published:
+        from ..convert.releases import PUBLISHED
+
+        for family in families if families is not None else LINEAGE_FAMILIES:
+            if family in PUBLISHED and family not in replaced:
+                replaced[family] = PUBLISHED_ITEM
     return directory, replaced
 
 
@@ -522,7 +555,7 @@ def checkpoint_sources(args: LineageArguments) -> dict:
     from .. import checkpoints as shipped
     from ..registry import family_of_model_type
 
-    directory, replaced = checkpoint_items(args.checkpoints)
+    directory, replaced = checkpoint_items(args.checkpoints, args.families)
     absent = [family for family in replaced if family not in args.families]
     if absent:
         raise LineageError(f"--checkpoints names {', '.join(absent)}, not in --families ({' '.join(args.families)}): "
@@ -536,13 +569,7 @@ def checkpoint_sources(args: LineageArguments) -> dict:
     sources = {}
     for family in args.families:
         if family in replaced:
-            given = replaced[family]
-            if os.path.exists(given):
-                source = CheckpointSource(family, Path(given), str(given), replaced=True)
-            elif looks_like_hub_id(given):
-                source = CheckpointSource(family, hub_snapshot(given), f"Hub: {given}", replaced=True, hub_id=given)
-            else:
-                raise LineageError(f"--checkpoints {family}={given}: no such folder (nor a Hub model id)")
+            source = replaced_source(family, replaced[family], args)
         elif directory is not None:
             source = CheckpointSource(family, Path(directory) / family, str(Path(directory) / family))
         else:
@@ -558,6 +585,105 @@ def checkpoint_sources(args: LineageArguments) -> dict:
         if family_of_model_type(model_type or "") != library_family(family):
             raise LineageError(f"--checkpoints {family}={replaced.get(family, source.folder)}: its config.json's "
                                f"model_type is {model_type!r}, not {family}'s (lineage-{family}); convert a published "
-                               "model first (hf_lineage.convert)")
+                               "model first (`hf-lineage convert`)")
         sources[family] = source
     return sources
+
+
+def _lineage_model_type(config: dict, family: str) -> bool:
+    from ..registry import family_of_model_type
+
+    return family_of_model_type(config.get("model_type") or "") == library_family(family)
+
+
+def replaced_source(family: str, given: str, args: LineageArguments) -> CheckpointSource:
+    """The folder of a ``FAMILY=SOURCE`` item: a lineage folder (local, or a Hub id whose config is a lineage
+    model's) as it is; anything ``hf-lineage convert`` reads (a transformers BERT / OpenAI GPT folder or Hub id,
+    AllenNLP's ELMo files or named releases, word vector files, URLs; several files joined by ','), or
+    ``published``, converted once into ``<output dir>/converted/<family>`` and reused by later runs."""
+    import json
+
+    if given == PUBLISHED_ITEM:
+        from ..convert.releases import PUBLISHED
+
+        release = PUBLISHED[library_family(family)]
+        return converted_source(family, list(release.sources), args, release.max_vocab,
+                                f"published: {release.name}")
+    from ..registry import family_of_model_type
+
+    path = Path(given).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        try:
+            config = json.loads((path / "config.json").read_text())
+        except ValueError as error:
+            raise LineageError(f"--checkpoints: {path / 'config.json'} is not JSON ({error})") from None
+        if _lineage_model_type(config, family):
+            return CheckpointSource(family, path, str(given), replaced=True)
+        if family_of_model_type(config.get("model_type") or ""):  # another lineage family's folder
+            raise LineageError(f"--checkpoints {family}={given}: its config.json's model_type is "
+                               f"{config.get('model_type')!r}, not {family}'s (lineage-{library_family(family)})")
+        return converted_source(family, [given], args)
+    if path.is_dir() and library_family(family) in ("bert", "gpt"):  # their releases are transformers folders
+        raise LineageError(f"--checkpoints {family}={given}: no config.json in {path} (not a pretrained model folder)")
+    if path.exists() or "," in given or "://" in given or "#" in given:
+        return converted_source(family, given.split(","), args)
+    if library_family(family) == "elmo":
+        from ..convert.releases import ELMO_RELEASES
+
+        if given in ELMO_RELEASES:
+            return converted_source(family, [given], args)
+    if looks_like_hub_id(given):
+        config = _hub_config(given)
+        if config is not None and _lineage_model_type(config, family):
+            return CheckpointSource(family, hub_snapshot(given), f"Hub: {given}", replaced=True, hub_id=given)
+        return converted_source(family, [given], args)
+    raise LineageError(f"--checkpoints {family}={given}: no such folder or file (nor a URL or a Hub model id)")
+
+
+def _hub_config(model_id: str) -> dict | None:
+    """A Hub model's config.json (None when the repository has none, e.g. word vectors); a LineageError naming the id
+    when the repository cannot be reached at all."""
+    import json
+
+    from huggingface_hub import hf_hub_download, snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError, RemoteEntryNotFoundError
+
+    try:
+        return json.loads(Path(hf_hub_download(model_id, "config.json")).read_text())
+    except RemoteEntryNotFoundError:  # the repository exists and holds no config.json: word vectors, say
+        return None
+    except LocalEntryNotFoundError as error:  # offline, or the Hub unreachable: a repository already in the cache
+        try:
+            snapshot_download(model_id, local_files_only=True)
+            return None
+        except Exception:
+            failure = error
+    except Exception as error:  # no such repository, an invalid id
+        failure = error
+    raise LineageError(f"--checkpoints: {model_id!r} is not a local folder, and the Hugging Face Hub model of that id "
+                       f"could not be fetched ({type(failure).__name__}: {_first_line(failure)})")
+
+
+def converted_source(family: str, sources: list[str], args: LineageArguments, max_vocab: int | None = None,
+                     label: str | None = None) -> CheckpointSource:
+    """A published release converted (``convert.releases.convert``) into ``<output dir>/converted/<family>``, or the
+    folder an earlier run converted from the same sources."""
+    import json
+
+    from ..convert.releases import convert
+    from ..convert.sources import ConversionError
+
+    folder = Path(args.output_dir) / "converted" / family
+    record_file = folder / "pretraining.json"
+    record = json.loads(record_file.read_text()) if record_file.is_file() else {}
+    if not (record.get("sources") == sources and record.get("max_vocab") == max_vocab
+            and (folder / "config.json").is_file()):
+        print(f"hf-lineage lineage: converting {family} from {' '.join(sources)}"
+              + (f" (the {max_vocab:,} most frequent words)" if max_vocab else "") + f" into {folder}", flush=True)
+        try:
+            convert(library_family(family), sources, folder, max_vocab=max_vocab, overwrite=True,
+                    command=f"hf-lineage convert {library_family(family)} {' '.join(sources)} --output-dir {folder}"
+                    + (f" --max-vocab {max_vocab}" if max_vocab else ""))
+        except ConversionError as error:
+            raise LineageError(f"--checkpoints {family}: {error}") from None
+    return CheckpointSource(family, folder, label or ", ".join(sources), replaced=True)
