@@ -38,11 +38,17 @@ weights need only a transpose.
 ``options.json`` has a ``char_cnn`` section (``embedding.dim``, ``filters``, ``activation``, ``n_highway``,
 ``max_characters_per_token``, ``n_characters``) and an ``lstm`` section (``dim``, ``projection_dim``,
 ``n_layers``, ``cell_clip``, ``proj_clip``, ``use_skip_connections``); see ``configuration_lineage_elmo``.
+
+``release(sources, max_vocab)`` is ``hf-lineage convert elmo SOURCE...`` (``hf_lineage.convert.releases``): one of
+AllenNLP's named releases (``small``, ``medium``, ``original``, ``5.5B``; downloaded once into the cache), the two
+files ``OPTIONS WEIGHTS`` (paths or URLs), or a folder holding them, each optionally followed by bilm-tf's
+``vocab.txt``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -129,6 +135,9 @@ def state_dict_from_hdf5(weights, config: LineageElmoConfig) -> dict[str, torch.
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}
 
 
+_MISMATCH = "weights.hdf5 does not match options.json: "
+
+
 def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_overrides):
     """``LineageElmoModel`` (eval mode) with the weights of a bilm-tf/AllenNLP ELMo; with ``vocab_file`` (bilm-tf's
     one-word-per-line vocabulary) also returns the matching ``LineageElmoTokenizerFast``.
@@ -159,10 +168,206 @@ def load_allennlp_elmo(options_file, weight_file, vocab_file=None, **config_over
     wrong = [f"{k}: file {tuple(v.shape)}, model {tuple(expected[k])}" for k, v in state_dict.items()
              if k in expected and v.shape != expected[k]]
     if missing or wrong:
-        raise ValueError(f"weights.hdf5 does not match options.json: missing {missing}, shape mismatches {wrong}")
+        problems = ([f"missing {missing}"] if missing else []) + ([f"shape mismatches {wrong}"] if wrong else [])
+        raise ValueError(f"{_MISMATCH}{', '.join(problems)}")
     model.load_state_dict(state_dict, strict=False)  # the scalar mixes keep their initial (equal) weights
     model.eval()
     return (model, tokenizer) if vocab_file is not None else model
 
 
-__all__ = ["config_from_options", "load_allennlp_elmo", "state_dict_from_hdf5"]
+# --------------------------------------------------------------------------- hf-lineage convert elmo
+
+CITATION = """\
+@inproceedings{peters-etal-2018-deep,
+    title = "Deep Contextualized Word Representations",
+    author = "Peters, Matthew E. and Neumann, Mark and Iyyer, Mohit and Gardner, Matt and Clark, Christopher and
+              Lee, Kenton and Zettlemoyer, Luke",
+    booktitle = "Proceedings of the 2018 Conference of the North American Chapter of the Association for
+                 Computational Linguistics: Human Language Technologies, Volume 1 (Long Papers)",
+    month = jun,
+    year = "2018",
+    address = "New Orleans, Louisiana",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/N18-1202",
+    doi = "10.18653/v1/N18-1202",
+    pages = "2227--2237",
+}
+"""
+
+# What each named release was trained on (AllenNLP's ELMo page, https://allenai.org/allennlp/software/elmo).
+_ONE_BILLION = (800_000_000, "the 1B Word Benchmark's training set, about 0.8 B words (Chelba et al. 2013), read "
+                             "for 10 epochs (Peters et al. 2018, §3.4)")
+TRAINED_ON = {
+    "small": _ONE_BILLION,
+    "medium": _ONE_BILLION,
+    "original": _ONE_BILLION,
+    "5.5B": (5_500_000_000, "5.5 B tokens: English Wikipedia (1.9 B) and all of the WMT 2008-2012 monolingual news "
+                            "crawl (3.6 B) (AllenNLP's ELMo page; the architecture of 'original')"),
+}
+# The minimal vocabulary of a release without one (AllenNLP's biLMs ship none): the specials, in the ids the lineage
+# config defaults to (<pad>=0, <UNK>=1, <S>=2, </S>=3). Every word is <UNK> to it; the model reads the characters.
+SPECIALS = ["<pad>", "<UNK>", "<S>", "</S>"]
+
+
+def release(sources: list[str], max_vocab: int | None = None):
+    """``hf-lineage convert elmo SOURCE...``: AllenNLP's ELMo as a ``Release`` (``hf_lineage.convert.releases``).
+
+    ``sources`` is one of
+
+    * ``[NAME]`` — a named release (``small``, ``medium``, ``original``, ``5.5B``), its two files downloaded from
+      AllenNLP's storage into the cache (``ELMO_RELEASES``);
+    * ``[OPTIONS, WEIGHTS]`` — the options JSON and the weights HDF5 (paths or URLs);
+    * ``[FOLDER]`` — a folder holding one ``*options*.json`` and one ``*weights*.hdf5`` (and perhaps one
+      ``vocab*.txt``);
+
+    each optionally followed by bilm-tf's one-word-per-line vocabulary (``vocab.txt``), which becomes the
+    tokenizer's word ids. Without one the tokenizer holds only ``<pad> <UNK> <S> </S>``: every word's id is
+    ``<UNK>``'s, and the model reads its characters, which is all AllenNLP's biLMs read. The saved model is
+    stateless (see ``NOTES``). Every problem is a ``ConversionError`` naming the file.
+    """
+    from .releases import ELMO_RELEASES, Release
+    from .sources import ConversionError
+
+    options_file, weights_file, vocab_file, name, source = _resolve(list(sources), ELMO_RELEASES)
+    options = _read_options(options_file)
+    if vocab_file is not None:
+        try:
+            tokenizer = LineageElmoTokenizerFast(str(vocab_file), max_characters_per_token=options["char_cnn"].get(
+                "max_characters_per_token", 50))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ConversionError(f"{vocab_file}: not a vocabulary of one word per line ({error})") from None
+    else:
+        tokenizer = LineageElmoTokenizerFast(vocab=SPECIALS, max_characters_per_token=options["char_cnn"].get(
+            "max_characters_per_token", 50))
+    model = _read_weights(options_file, weights_file, tokenizer)
+    if name is None:
+        # Files named as a named release's (elmo_2x1024_128_2048cnn_1xhighway_weights.hdf5): the same training data.
+        name = next((n for n, (_, url) in ELMO_RELEASES.items() if url.rsplit("/", 1)[-1] == weights_file.name), None)
+    words_seen, words_seen_from = TRAINED_ON.get(name, (None, ""))
+    return Release(model=model, tokenizer=tokenizer, source=source, license="apache-2.0", citation=CITATION,
+                   words_seen=words_seen, words_seen_from=words_seen_from,
+                   notes=NOTES + (VOCABULARY_NOTE if vocab_file is not None else NO_VOCABULARY_NOTE))
+
+
+NOTES = """\
+### Tokenization
+
+The tokenizer gives AllenNLP's character ids (its `ELMoCharacterMapper`, bilm-tf's `UnicodeCharsVocabulary`): text
+is split on whitespace (ELMo's corpora are pre-tokenized), each word is its UTF-8 bytes between begin- and end-of-word
+markers in 50 slots (longer words keep their first 48 bytes), `<S>` and `</S>` are one special character each, and
+every id is shifted by 1 so that 0 is padding. Each sentence is wrapped in `<S> ... </S>` as the biLM was trained;
+the outputs keep those two positions (AllenNLP strips them).
+
+### State across batches
+
+AllenNLP's `Elmo` carries each row's LSTM states from one batch to the next, so a sentence's features depend on
+what the same row of the batches before it read (AllenNLP advises warming the states up on a few batches). This
+folder is saved **stateless** (`stateful: false`): every batch starts from zero states, so a sentence's features are
+the same whatever was read before it, which fine-tuning on shuffled batches of unrelated sentences needs. On the
+first batch both agree. For AllenNLP's behaviour batch after batch, load it with
+`AutoModel.from_pretrained(folder, stateful=True)` (and `model.reset_states()` to start afresh).
+
+### Not included
+
+The release holds the biLM alone: no softmax (bilm-tf does not dump it), so `AutoModelForPreTraining` and
+`AutoModelForCausalLM` start with a new, untrained one. The scalar mixes keep their initial equal weights; they
+train with the task, as in AllenNLP.
+"""
+NO_VOCABULARY_NOTE = """
+The release ships no vocabulary, so the tokenizer holds only `<pad> <UNK> <S> </S>`: every word's `input_ids` entry
+is `<UNK>`'s, and its characters, which are all the biLM reads, carry the word.
+"""
+VOCABULARY_NOTE = """
+The tokenizer's word ids are those of the vocabulary file given with the release (bilm-tf's `vocab.txt`); the
+biLM itself reads only the characters.
+"""
+
+
+def _resolve(sources: list[str], releases: dict):
+    """(options, weights, vocab or None, release name or None, what the card names as the source) of the
+    command's sources."""
+    from .sources import ConversionError, local_file
+
+    usage = ("give a named release (small, medium, original, 5.5B), OPTIONS.json WEIGHTS.hdf5, or a folder holding "
+             "both, each optionally followed by a vocab.txt")
+    if not 1 <= len(sources) <= 3:
+        raise ConversionError(f"elmo takes 1 to 3 sources, got {len(sources)} ({' '.join(map(str, sources))}): "
+                              f"{usage}")
+    first = str(sources[0])
+    name = next((n for n in releases if n.lower() == first.lower()), None) if not Path(first).exists() else None
+    if name is not None or Path(first).is_dir():
+        if len(sources) > 2:
+            raise ConversionError(f"elmo {first}: a named release or a folder takes at most a vocabulary after it, "
+                                  f"got {len(sources) - 1} more sources")
+        vocab = local_file(sources[1]) if len(sources) == 2 else None
+        if name is not None:
+            options_url, weights_url = releases[name]
+            options, weights = local_file(options_url), local_file(weights_url)
+            source = f"AllenNLP ELMo {name} ({options_url}, {weights_url})"
+        else:
+            folder = Path(first)
+            options, weights = _one_file(folder, "*options*.json"), _one_file(folder, "*weights*.hdf5")
+            if vocab is None and list(folder.glob("vocab*.txt")):
+                vocab = _one_file(folder, "vocab*.txt")
+            source = f"{folder.name}/{options.name} + {weights.name}"
+        return options, weights, vocab, name, source + (f" + {vocab.name}" if vocab is not None else "")
+    if len(sources) == 1:
+        raise ConversionError(f"{first}: not a named release, a folder, nor two files; {usage}")
+    options, weights = local_file(sources[0]), local_file(sources[1])
+    vocab = local_file(sources[2]) if len(sources) == 3 else None
+    # As the user named each: a URL whole, a path by its file name.
+    source = " + ".join(str(s) if str(s).startswith(("http://", "https://")) else Path(s).name for s in sources)
+    return options, weights, vocab, None, source
+
+
+def _one_file(folder: Path, pattern: str) -> Path:
+    from .sources import ConversionError
+
+    found = sorted(p for p in folder.glob(pattern) if p.is_file())
+    if len(found) != 1:
+        raise ConversionError(f"{folder}: needs exactly one {pattern} file, found "
+                              f"{', '.join(p.name for p in found) if found else 'none'}")
+    return found[0]
+
+
+def _read_options(path: Path) -> dict:
+    """The options, checked to describe a character-input biLM this package can build."""
+    from .sources import ConversionError
+
+    try:
+        options = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConversionError(f"{path}: not a bilm-tf options JSON file ({type(error).__name__}: {error})") from None
+    try:
+        if not isinstance(options, dict):
+            raise ValueError("options.json must be a JSON object")
+        config_from_options(options)
+    except (KeyError, TypeError, ValueError) as error:
+        what = f"lacks {error}" if isinstance(error, KeyError) else str(error)
+        raise ConversionError(f"{path}: not usable as ELMo options: {what}") from None
+    return options
+
+
+def _read_weights(options_file: Path, weights_file: Path, tokenizer):
+    """The stateless ``LineageElmoModel`` with the weights of ``weights_file``, its word ids the tokenizer's."""
+    import h5py
+
+    from .sources import ConversionError
+
+    if not h5py.is_hdf5(weights_file):
+        raise ConversionError(f"{weights_file}: not an HDF5 file (bilm-tf's dump_weights writes one)")
+    specials = {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
+                "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id}
+    try:
+        return load_allennlp_elmo(options_file, weights_file, stateful=False, **specials)
+    except OSError as error:  # h5py's: a truncated or damaged file
+        raise ConversionError(f"{weights_file}: cannot be read as HDF5, truncated or damaged? "
+                              f"({' '.join(str(error).split())})") from None
+    except ValueError as error:
+        message = str(error)
+        if message.startswith(_MISMATCH):  # named as the user named them, the details last (they may be long)
+            message = f"does not match {Path(options_file).name}: {message[len(_MISMATCH):]}"
+        raise ConversionError(f"{weights_file}: {message}") from None
+
+
+__all__ = ["CITATION", "config_from_options", "load_allennlp_elmo", "release", "state_dict_from_hdf5"]
