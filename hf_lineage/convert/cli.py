@@ -47,8 +47,20 @@ def run_namespace(namespace: dict) -> int:
     from .releases import convert
     from .sources import ConversionError, one_line
 
-    given = sys.argv[2:] if sys.argv[1:2] == ["convert"] else sys.argv[1:]
-    command = " ".join(["hf-lineage convert", *given])
+    import shlex
+
+    from pathlib import Path
+
+    # The command as parsed (not sys.argv, which a caller of main(argv) did not give), local paths by their names
+    # alone: the card is published, the user's folders are not.
+    def public(source: str) -> str:
+        return Path(source).name if Path(source).expanduser().exists() else source
+
+    parts = ["hf-lineage", "convert", namespace["family"], *map(public, namespace["sources"]), "--output-dir",
+             Path(namespace["output_dir"]).name]
+    if namespace.get("max_vocab"):
+        parts += ["--max-vocab", str(namespace["max_vocab"])]
+    command = shlex.join(parts)
     try:
         if namespace.get("push_to_hub"):
             from ..pretrained_folder import check_push

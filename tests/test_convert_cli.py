@@ -1,0 +1,95 @@
+"""``hf-lineage convert``'s command line and ``hf-lineage lineage --checkpoints FAMILY=SOURCE|published``: releases
+converted once into the run's folder, the standard set end to end on stand-ins in the published formats (offline),
+large checkpoints frozen only on a CPU, and cells at their task's majority baseline left out of the verdicts."""
+
+import json
+import socket
+
+import pytest
+
+from hf_lineage.cli import main as cli_main
+from hf_lineage.convert.releases import PUBLISHED
+from hf_lineage.lineage import experiment
+from hf_lineage.lineage.scoring import score_predictions
+from hf_lineage.lineage.settings import LineageArguments, checkpoint_items, frozen_only_families
+from standins_elmo import save_elmo_standin
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """No network at all, HF_HUB_OFFLINE, and empty download / Hub caches of this test's own."""
+    import huggingface_hub.constants
+
+    def no_network(*args, **kwargs):
+        raise OSError("tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_LINEAGE_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_help_lists_every_family_s_sources():
+    with pytest.raises(SystemExit) as exit:
+        cli_main(["convert", "--help"])
+    assert exit.value.code == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nnlm", "x"], "nnlm: no published release exists"),
+    (["svd", "x"], "svd: no published release exists"),
+    (["lstm", "x"], "unknown family 'lstm'"),
+    (["word2vec", "{tmp}/no-such.bin"], "no-such.bin: no such file"),
+    (["bert", "google-bert/bert-base-uncased", "--max-vocab", "10"], "--max-vocab applies to word vectors"),
+    (["word2vec", "x", "--max-vocab", "0"], "--max-vocab must be a positive number"),
+    (["elmo", "small", "--push-to-hub", "not a repo id!"], "--push-to-hub 'not a repo id!' is not a Hub repository"),
+])
+def test_what_cannot_be_converted_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, offline, argv, message):
+    out = tmp_path / "deep" / "out"
+    code = cli_main(["convert", *[a.format(tmp=tmp_path) for a in argv], "--output-dir", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("hf-lineage convert: error: ")
+    assert not (tmp_path / "deep").exists()
+
+
+def test_the_command_writes_a_folder_with_its_record_and_refuses_to_overwrite(tmp_path, capsys, offline):
+    save_elmo_standin(offline, "small")
+    out = tmp_path / "elmo"
+    assert cli_main(["convert", "elmo", "small", "--output-dir", str(out)]) == 0
+    record = json.loads((out / "pretraining.json").read_text())
+    assert record["sources"] == ["small"] and record["command"].startswith("hf-lineage convert elmo small")
+    assert record["words_seen"] and "apache-2.0" in (out / "README.md").read_text()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
+    assert cli_main(["convert", "elmo", "small", "--output-dir", str(out)]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+
+
+def test_published_names_each_family_with_a_release_and_leaves_the_others():
+    directory, replaced = checkpoint_items(["published", "gpt=somewhere"], ["nnlm", "elmo", "gpt", "bert"])
+    assert directory is None and replaced == {"elmo": "published", "gpt": "somewhere", "bert": "published"}
+    assert set(PUBLISHED) == {"word2vec", "glove", "elmo", "gpt", "bert"}
+
+
+def test_large_checkpoints_run_frozen_only_on_a_cpu_unless_variants_is_given():
+    counts = {"bert": 110_000_000, "gpt": 1_000_000}
+    assert frozen_only_families(LineageArguments(variants_given=False), ["gpt", "bert"], counts) == ["bert"]
+    assert frozen_only_families(LineageArguments(variants_given=True), ["gpt", "bert"], counts) == []
+    cells = experiment.plan_cells(["labeling"], ["gpt", "bert"], ["frozen", "finetuned"], 100, [10], ["labeling"],
+                                  frozen_only=["bert"])
+    assert [c for c in cells if c[1] == "bert"] == [("labeling", "bert", "frozen", 100)]
+    assert ("labeling", "gpt", "scratch", 10) in cells and ("labeling", "gpt", "finetuned", 100) in cells
+
+
+def test_a_cell_within_noise_of_the_majority_class_is_flagged_and_one_above_it_is_not():
+    gold = ["a"] * 60 + ["b"] * 40
+    majority = score_predictions("order", [["a"] * 100], gold)
+    near = score_predictions("order", [["a"] * 58 + ["b"] * 2 + ["b"] * 5 + ["a"] * 35], gold)  # 0.63 vs 0.60
+    good = score_predictions("order", [["a"] * 55 + ["b"] * 5 + ["b"] * 35 + ["a"] * 5], gold)  # 0.90
+    cells = [{"task": "order", "family": f, "variant": "frozen", "train_size": 10, "status": "ok", "flags": []}
+             for f in ("gpt", "bert")]
+    scored = {("order", "gpt", "frozen", 10): near, ("order", "bert", "frozen", 10): good}
+    experiment.flag_at_majority(cells, scored, {"order": [({"name": "majority class"}, majority)]}, seed=0)
+    assert cells[0]["flags"] == ["at majority"] and cells[0]["trained"] is False
+    assert cells[1]["flags"] == []
