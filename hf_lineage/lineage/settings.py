@@ -682,7 +682,7 @@ def converted_source(family: str, sources: list[str], args: LineageArguments, ma
               + (f" (the {max_vocab:,} most frequent words)" if max_vocab else "") + f" into {folder}", flush=True)
         try:
             convert(library_family(family), sources, folder, max_vocab=max_vocab, overwrite=True,
-                    command=f"hf-lineage convert {library_family(family)} {' '.join(sources)} --output-dir {folder}"
+                    command=f"hf-lineage convert {library_family(family)} {' '.join(sources)} --output-dir converted/{family}"
                     + (f" --max-vocab {max_vocab}" if max_vocab else ""))
         except ConversionError as error:
             raise LineageError(f"--checkpoints {family}: {error}") from None
