@@ -128,8 +128,8 @@ def convert(family: str, sources: list[str], output_dir, *, max_vocab: int | Non
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
-        write_release(release, family, staging, sources=[str(s) for s in sources], command=command, max_vocab=max_vocab,
-                      seconds=round(time.time() - started, 1))
+        write_release(release, family, staging, sources=[str(s) for s in sources], command=command,
+                      max_vocab=max_vocab, seconds=round(time.time() - started, 1))
         if output_dir.exists():
             shutil.rmtree(output_dir)
         os.replace(staging, output_dir)
