@@ -93,3 +93,42 @@ def test_a_cell_within_noise_of_the_majority_class_is_flagged_and_one_above_it_i
     experiment.flag_at_majority(cells, scored, {"order": [({"name": "majority class"}, majority)]}, seed=0)
     assert cells[0]["flags"] == ["at majority"] and cells[0]["trained"] is False
     assert cells[1]["flags"] == []
+
+
+QUICK = ["--tasks", "order", "--variants", "--task-train", "32", "--task-validation", "16", "--finetune-epochs", "1",
+         "--curve-sizes", "--workers", "0"]
+
+
+def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release_once(tmp_path, monkeypatch,
+                                                                                       offline, capsys):
+    """``--checkpoints published`` end to end on stand-ins in each release's own format, where its real id or URL
+    resolves (tiny transformers models in the Hub cache under google-bert/bert-base-uncased and
+    openai-community/openai-gpt, gensim vectors under fse/word2vec-google-news-300, a GloVe zip under
+    stanfordnlp/glove, AllenNLP files in the download cache under their URLs)."""
+    from standins_transformers import save_bert_standin, save_gpt_standin, use_hub_cache
+    from standins_vectors import save_glove_standin, save_word2vec_standin
+
+    hub = tmp_path / "hub"
+    use_hub_cache(monkeypatch, hub)
+    for save in (save_bert_standin, save_gpt_standin, save_word2vec_standin, save_glove_standin):
+        save(hub)
+    save_elmo_standin(offline, "small")
+    out = tmp_path / "report"
+    argv = ["lineage", "--output-dir", str(out), "--families", "word2vec", "glove", "elmo", "gpt", "bert",
+            "--checkpoints", "published", *QUICK]
+    assert cli_main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("converting ") == 5 and "plan: 5 families" in printed
+    results = json.loads((out / "results.json").read_text())
+    for family, release in PUBLISHED.items():
+        stage = results["pretraining"][family]
+        record = json.loads((out / "converted" / family / "pretraining.json").read_text())
+        assert stage["model"] == str(out / "converted" / family) and record["sources"] == list(release.sources)
+        assert stage["source"] == f"converted from {record['converted_from']}" and stage["words_seen"] > 0
+    assert results["budget"]["kind"] == "mixed checkpoints"
+    assert all(cell["status"] == "ok" for cell in results["finetuning"])
+    report = (out / "report.md").read_text()
+    assert "**Unequal budgets.**" in report and "words seen as stated by" in report
+    # a rerun reuses the converted folders (and the finished cells)
+    assert cli_main(argv) == 0
+    assert "converting " not in capsys.readouterr().out

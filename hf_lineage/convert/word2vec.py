@@ -21,15 +21,26 @@ What maps to what (gensim 4 → lineage):
 A gensim word spelled like a special token (PTB's literal ``<unk>``) takes that special's id, vector and count, as
 ``train_wordlevel_tokenizer`` maps a literal ``<unk>`` to its ``<unk>`` token; ``WordVectors`` leaves specials
 out, so that word is then missing there. With ``hs`` this would change the Huffman tree, so it is refused.
+
+``release`` (``hf-lineage convert word2vec SOURCE``) converts published vectors: the C tool's binary and text files
+(GoogleNews-vectors-negative300.bin), a gensim ``KeyedVectors`` or ``Word2Vec`` saved with ``save``, or a Hub
+repository holding one (``fse/word2vec-google-news-300``), read straight into the model's one float32 array. Such
+files hold the input vectors alone: the folder is then the bare ``LineageWord2VecModel``, with no made-up output
+layer. Its readers (``read_binary``, ``read_text``, ``table_from_keyed_vectors``) serve ``glove.release`` too.
 """
 
 from __future__ import annotations
 
+import itertools
+import warnings
+from pathlib import Path
+
 import numpy as np
 import torch
 
-from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
+from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining, LineageWord2VecModel
 from ..tokenization.trainers import WORDLEVEL_SPECIALS, _unique, wordlevel_tokenizer_from_vocabulary
+from .sources import ConversionError, hub_snapshot, local_file, looks_like_hub_id, one_line
 
 
 def from_gensim(model) -> tuple[LineageWord2VecForPreTraining, object]:
@@ -123,4 +134,525 @@ def _check_gensim_word2vec(model) -> None:
         raise ValueError("the gensim model has hs=1 but no syn1: was it trained?")
 
 
-__all__ = ["from_gensim"]
+# --- Published vectors: hf-lineage convert word2vec SOURCE ---------------------------------------------------------
+#
+# The readers below are shared with ``glove.release`` (GloVe ships its vectors in the C tool's text format, most often
+# without the header line). They read straight into the one float32 array the model will hold — the specials' rows
+# first, then one row per published word — so converting GoogleNews (3 M × 300, 3.6 GB) holds the vectors once:
+# formats.load_word2vec_format would give an (N, d) array that then has to be copied under the specials' four rows.
+
+SPECIALS = _unique(WORDLEVEL_SPECIALS)  # <pad> <unk> <s> </s>: ids 0-3, as in every lineage word-level folder
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
+_READ_CHUNK = 1 << 22  # bytes read at a time from a binary file
+_TEXT_BATCH = 4096  # text lines parsed per numpy call
+_MAX_WORD_BYTES = 10_000  # a binary record whose word is longer than this is not a record
+# Files of a Hub repository that may hold vectors (a gensim model's arrays sit beside it as NAME.model.*.npy).
+_HUB_PATTERNS = ["*.model", "*.model.*", "*.kv", "*.kv.*", "*.bin", "*.bin.gz", "*.txt", "*.txt.gz", "*.vec",
+                 "*.vec.gz", "*.npy"]
+
+# The word2vec project's own release (code.google.com/archive/p/word2vec): "trained on part of Google News dataset
+# (about 100 billion words)"; the code and the vectors are published under the Apache License 2.0.
+_GOOGLE_NEWS_NAMES = ("googlenews-vectors-negative300", "word2vec-google-news-300")
+_GOOGLE_NEWS_WORDS = 100_000_000_000
+_GOOGLE_NEWS_FROM = ("about 100 billion words of Google News, as the word2vec project page states "
+                     "(https://code.google.com/archive/p/word2vec/)")
+MIKOLOV_2013_BIBTEX = """@inproceedings{mikolov2013distributed,
+  title     = {Distributed Representations of Words and Phrases and their Compositionality},
+  author    = {Mikolov, Tomas and Sutskever, Ilya and Chen, Kai and Corrado, Greg S. and Dean, Jeffrey},
+  booktitle = {Advances in Neural Information Processing Systems 26 (NIPS 2013)},
+  pages     = {3111--3119},
+  year      = {2013},
+  url       = {https://arxiv.org/abs/1310.4546}
+}"""
+
+
+class VectorTable:
+    """The published words and the array their vectors are read into: ``array`` is (specials + ``rows``, d)
+    float32, the specials' rows zero, each kept word's vector at its id. ``row_for(word)`` gives the row a word of
+    the file goes to, in file order: the next free one; the special's own row for a word spelled like a special
+    (``from_gensim``'s rule: GoogleNews's first word is ``</s>``); None for a repeated word (the first vector is
+    kept, as gensim keeps it)."""
+
+    def __init__(self, rows: int, dim: int):
+        self.array = np.empty((len(SPECIALS) + rows, dim), dtype=np.float32)
+        self.array[: len(SPECIALS)] = 0  # never trained, as in our training; zero rows are neutral as a first layer
+        self.words: list[str] = []
+        self.special_words: list[str] = []  # published words that took a special's id
+        self.repeated: list[str] = []
+        self.undecodable = 0  # words that were not valid UTF-8 (bad bytes replaced by U+FFFD)
+        self._seen: set[str] = set()
+        self._special_id = {token: i for i, token in enumerate(SPECIALS)}
+
+    def row_for(self, word: str) -> int | None:
+        if word in self._seen:
+            self.repeated.append(word)
+            return None
+        self._seen.add(word)
+        if word in self._special_id:
+            self.special_words.append(word)
+            return self._special_id[word]
+        self.words.append(word)
+        return len(SPECIALS) + len(self.words) - 1
+
+    def decode(self, word: bytes) -> str:
+        try:
+            return word.decode("utf8")
+        except UnicodeDecodeError:  # the C tool cuts long words mid-character
+            self.undecodable += 1
+            return word.decode("utf8", errors="replace")
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The filled rows (a view: no copy)."""
+        return self.array[: len(SPECIALS) + len(self.words)]
+
+    def vocabulary(self) -> list[str]:
+        return SPECIALS + self.words
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.special_words:
+            notes.append(f"The published word(s) {', '.join(f'`{w}`' for w in self.special_words)} are spelled like "
+                         "the tokenizer's special tokens: each takes that special's id and keeps its published "
+                         "vector there (`WordVectors` leaves the specials out, so they are not among its words).")
+        if self.repeated:
+            notes.append(f"{len(self.repeated):,} word(s) occur twice in the file (e.g. "
+                         f"{', '.join(repr(w) for w in self.repeated[:3])}); the first vector of each is kept, as "
+                         "gensim keeps it.")
+        if self.undecodable:
+            notes.append(f"{self.undecodable:,} word(s) are not valid UTF-8 (cut mid-character by the C tool); their "
+                         "bad bytes read as U+FFFD.")
+        return notes
+
+
+class VectorsFile:
+    """One local file of vectors and how to name it in messages (the source as the user gave it)."""
+
+    def __init__(self, path: Path, source: str):
+        self.path = Path(path)
+        self.label = source if str(source).endswith(self.path.name) else f"{source} ({self.path.name})"
+        with open(self.path, "rb") as f:
+            magic = f.read(4)
+        self.gzipped = magic.startswith(_GZIP_MAGIC)
+        self.zipped = magic.startswith(_ZIP_MAGIC)
+
+    def open(self):
+        """The file's bytes, decompressed when it is gzip (``.bin.gz``, ``.txt.gz``)."""
+        import gzip
+
+        return gzip.open(self.path, "rb") if self.gzipped else open(self.path, "rb", buffering=1 << 20)
+
+    def error(self, message: str) -> ConversionError:
+        return ConversionError(f"{self.label}: {message}")
+
+    def kind(self) -> str:
+        """``"gensim"`` (a pickle: gensim's ``save``), ``"binary"`` or ``"text"`` (the C tool's formats, with the
+        ``count dim`` header line) or ``"headerless"`` (text without it: GloVe's), read from the content."""
+        if self.zipped:
+            raise self.error(f"a zip archive: name the vectors file inside it as {self.path.name}#MEMBER")
+        try:
+            with self.open() as f:
+                head = f.read(1 << 16)
+        except OSError as error:  # a damaged gzip stream
+            raise self.error(f"cannot be read ({one_line(error)})") from None
+        if not head.strip():
+            raise self.error("the file is empty" + (" once decompressed" if self.gzipped and head == b"" else ""))
+        if not self.gzipped and head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+            return "gensim"  # pickle protocol 2-5, what gensim's SaveLoad.save writes
+        first, newline, rest = head.partition(b"\n")
+        header = parse_header(first)
+        if header is not None:
+            if not rest.strip():
+                raise self.error(f"holds only the header line {first[:40]!r}: the vectors it announces are missing")
+            line = rest.partition(b"\n")[0]
+            return "text" if _parses_as_text(line, header[1]) else "binary"
+        if _parses_as_text(first, None):
+            return "headerless"
+        raise self.error(f"not a word-vectors file: neither the word2vec C tool's binary or text format (a first line "
+                         f"'<count> <dimensions>'), nor header-less text ('word v1 ... vd' lines, GloVe's), nor a "
+                         f"gensim model; it starts with {head[:24]!r}")
+
+
+def parse_header(line: bytes) -> tuple[int, int] | None:
+    """``(count, dim)`` of the C tool's header line ``count dim``, or None when the line is not one."""
+    parts = line.split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or int(parts[1]) < 1:
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _parses_as_text(line: bytes, dim: int | None) -> bool:
+    """Whether ``line`` is a text record ``word v1 ... vd`` (its last ``dim`` fields numbers; any ``dim`` >= 1 when
+    None)."""
+    parts = line.split()
+    if len(parts) < 2 or (dim is not None and len(parts) < dim + 1):
+        return False
+    try:
+        np.array(parts[-(dim or 1):], dtype=np.float32)
+    except ValueError:
+        return False
+    return True
+
+
+def read_binary(file: VectorsFile, limit: int | None) -> VectorTable:
+    """The C tool's binary format: a ``count dim`` line, then records ``word``, a space, ``dim`` little-endian float32
+    (the C tool writes a newline after each, gensim does not). Read a chunk at a time (``.bin.gz`` too), each vector
+    copied from the chunk straight into its row; with ``limit``, only the first ``limit`` records are read."""
+    with file.open() as f:
+        header = f.readline()
+        count, dim = parse_header(header) or (None, None)
+        if count is None:
+            raise file.error(f"line 1 should be the header '<count> <dimensions>'; got {header[:80]!r}")
+        wanted = count if limit is None else min(count, limit)
+        table = VectorTable(wanted, dim)
+        record = 4 * dim
+        buf, pos, ended = b"", 0, False
+        for i in range(wanted):
+            while True:
+                while buf[pos : pos + 1] in (b"\n", b"\r"):  # the newline ending the previous record
+                    pos += 1
+                space = buf.find(b" ", pos, pos + _MAX_WORD_BYTES)
+                if space >= 0 and space + 1 + record <= len(buf):
+                    break
+                if space < 0 and len(buf) - pos >= _MAX_WORD_BYTES:
+                    raise file.error(f"record {i + 1} of {count}: no word ends within {_MAX_WORD_BYTES:,} bytes; "
+                                     "not the binary format, or the header count is wrong")
+                chunk = b"" if ended else f.read(_READ_CHUNK)
+                if not chunk:
+                    where = (f"{len(buf) - space - 1} bytes left for a {record}-byte vector" if space >= 0
+                             else "the file ends")
+                    raise file.error(f"record {i + 1} of the {count} the header announces is truncated ({where}); "
+                                     "the file is cut short")
+                buf, pos = buf[pos:] + chunk, 0
+            row = table.row_for(table.decode(buf[pos:space]))
+            if row is not None:
+                table.array[row] = np.frombuffer(buf, dtype="<f4", count=dim, offset=space + 1)
+            pos = space + 1 + record
+        if wanted == count and (buf[pos:] + f.read(1 << 16)).strip():
+            raise file.error(f"more data after the {count} records the header announces: is the header wrong?")
+    return table
+
+
+def count_lines(file: VectorsFile, limit: int | None) -> int:
+    """Lines of the file (at most ``limit`` + 1): how many rows a header-less file can need, found before reading it
+    so that its vectors are read into one array of that size, never grown (copied) as they come."""
+    lines, tail = 0, b""
+    with file.open() as f:
+        while chunk := f.read(_READ_CHUNK):
+            lines += chunk.count(b"\n")
+            tail = chunk[-1:]
+            if limit is not None and lines > limit:
+                return limit + 1
+    return lines + (1 if tail not in (b"", b"\n") else 0)
+
+
+def read_text(file: VectorsFile, limit: int | None, spaced_words: bool = False) -> VectorTable:
+    """The text format: lines ``word v1 ... vd`` separated by spaces, after a ``count dim`` header line (the C tool's)
+    or without it (GloVe's: ``d`` is then the number of values most of the first lines have). With
+    ``spaced_words`` a word may contain spaces (glove.840B's ``at & t``): the vector is the last ``d`` fields of the
+    line, the word everything before. Values are parsed a batch of lines at a time by one numpy call."""
+    with file.open() as f:
+        first = f.readline()
+        header = parse_header(first)
+        if header is not None:
+            count, dim = header
+            rows = count if limit is None else min(count, limit)
+            line_no, pending = 1, []
+        else:
+            count, rows = None, count_lines(file, limit)
+            if limit is not None:
+                rows = min(rows, limit)
+            pending = [first]
+            for line in f:  # the first lines give d
+                pending.append(line)
+                if len(pending) == 100:
+                    break
+            fields = [len(line.split()) - 1 for line in pending if line.strip()]
+            dim = max(set(fields), key=fields.count) if fields else 0
+            if dim < 1:
+                raise file.error("line 1 is a word with no vector values")
+            line_no = 0
+        table = VectorTable(rows, dim)
+        records, batch, numbers = 0, [], []  # batch: (line number, word); numbers: the lines' values, as text
+
+        def parse():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")  # numpy stops at a non-number with a warning (an error in 2.x)
+                    values = np.fromstring(b" ".join(numbers), dtype=np.float32, sep=" ")
+            except (ValueError, DeprecationWarning):
+                values = None
+            if values is None or values.size != dim * len(batch):
+                for (no, word), text in zip(batch, numbers):
+                    parts = text.split()
+                    if len(parts) != dim:
+                        raise file.error(f"line {no}: {len(parts)} values for {word[:80]!r}, expected {dim}")
+                    try:
+                        np.array(parts, dtype=np.float32)
+                    except ValueError:
+                        raise file.error(f"line {no}: non-numeric value in the vector of {word[:80]!r}") from None
+                raise file.error(f"lines {batch[0][0]}-{batch[-1][0]}: values do not parse")
+            values = values.reshape(len(batch), dim)
+            for (_, word), vector in zip(batch, values):
+                row = table.row_for(word)
+                if row is not None:
+                    table.array[row] = vector
+            batch.clear()
+            numbers.clear()
+
+        for line in itertools.chain(pending, f):
+            line_no += 1
+            line = line.rstrip()  # the C tool ends each line with a space
+            if not line:
+                continue  # blank lines: a header count not met is an error below
+            if records == rows:
+                if limit is not None and records == limit:
+                    break
+                raise file.error(f"line {line_no}: more records than the {count} the header announces"
+                                 if count is not None else f"line {line_no}: the file grew while it was read")
+            spaces = line.count(b" ")
+            if spaced_words and spaces > dim:  # a word with spaces in it
+                word = line.rsplit(b" ", dim)[0]
+                text = line[len(word) + 1 :]
+            else:
+                word, _, text = line.partition(b" ")
+            batch.append((line_no, table.decode(word)))
+            numbers.append(text)
+            records += 1
+            if len(batch) == _TEXT_BATCH:
+                parse()
+        if batch:
+            parse()
+        if count is not None and records < rows:
+            raise file.error(f"the header announces {count} vectors but the file ends after {records} (line "
+                             f"{line_no}): it is cut short, or binary")
+        if not records:
+            raise file.error("the file holds no vectors")
+    return table
+
+
+def bare_vectors_model(model_class, config, vectors: np.ndarray):
+    """A lineage model whose input embeddings are ``vectors`` itself (shared with torch, not copied), built on the
+    meta device so that no random matrix of the same size is allocated first."""
+    with torch.device("meta"):
+        model = model_class(config)
+    weight = torch.from_numpy(vectors)
+    if tuple(weight.shape) != tuple(model.get_input_embeddings().weight.shape):
+        raise ValueError(f"vectors of shape {tuple(weight.shape)} for embeddings of shape "
+                         f"{tuple(model.get_input_embeddings().weight.shape)}")
+    model.get_input_embeddings().weight = torch.nn.Parameter(weight)
+    left = [name for name, tensor in [*model.named_parameters(), *model.named_buffers()] if tensor.is_meta]
+    if left:
+        raise ValueError(f"{model_class.__name__} has weights besides the vectors, not filled: {left}")
+    return model.eval()
+
+
+def source_name(source: str) -> str:
+    """The source as the card names it: a Hub id or URL as given, a local path by its file name."""
+    archive, hash_, member = str(source).partition("#")
+    path = Path(archive).expanduser()
+    if path.exists():
+        return path.name + hash_ + member
+    return str(source)
+
+
+def hub_repository(source: str) -> str | None:
+    """``OWNER/NAME`` when ``source`` reads from the Hub (not a local path, not a URL)."""
+    archive = str(source).partition("#")[0]
+    if Path(archive).expanduser().exists() or not looks_like_hub_id(archive):
+        return None
+    return "/".join(archive.split("/")[:2])
+
+
+def _pick_in_folder(folder: Path, source: str) -> VectorsFile:
+    """The vectors file of a folder (a Hub snapshot): a gensim model first, else the one file in the C tool's format."""
+    found: dict[str, list[VectorsFile]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if path.name.endswith(".npy") or path.name.startswith(".") or path.suffix in (".md", ".json", ".py"):
+            continue  # gensim's arrays beside its model, the repository's own files
+        file = VectorsFile(path, f"{source}/{path.relative_to(folder)}")
+        try:
+            found.setdefault(file.kind(), []).append(file)
+        except ConversionError:
+            continue
+    for kind in ("gensim", "binary", "text"):
+        if len(found.get(kind, [])) == 1:
+            return found[kind][0]
+        if found.get(kind):
+            names = ", ".join(str(f.path.relative_to(folder)) for f in found[kind])
+            raise ConversionError(f"{source}: several vectors files ({names}); name one as {source}/FILE")
+    raise ConversionError(f"{source}: holds no word2vec vectors (a gensim model, or a file in the C tool's binary or "
+                          "text format)")
+
+
+def locate(source: str, allow_patterns=_HUB_PATTERNS) -> VectorsFile:
+    """The vectors file a source names: a local file or folder, a URL, ``ARCHIVE.zip#MEMBER``, a Hub repository
+    (``OWNER/NAME``: its vectors file) or one file of it (``OWNER/NAME/FILE``; a gensim model comes with its arrays)."""
+    source = str(source)
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return _pick_in_folder(path, source)
+    if "#" not in source and not path.exists() and looks_like_hub_id(source) and source.count("/") == 1:
+        return _pick_in_folder(hub_snapshot(source, allow_patterns=allow_patterns), source)
+    file = VectorsFile(local_file(source), source)
+    repository = hub_repository(source)
+    if repository and "#" not in source and file.kind() == "gensim":
+        # gensim keeps a large model's arrays in NAME.*.npy files beside it: fetch those too.
+        name = source.split("/", 2)[2]
+        snapshot = hub_snapshot(repository, allow_patterns=[name, f"{name}.*"])
+        file = VectorsFile(snapshot / name, source)
+    return file
+
+
+def load_gensim(file: VectorsFile):
+    """A gensim ``Word2Vec`` or ``KeyedVectors`` saved with ``save`` (a pickle, so only files you trust: as with
+    gensim's own ``load``); large arrays are memory-mapped, not read, here."""
+    try:
+        from gensim.utils import SaveLoad
+    except ImportError:
+        raise file.error("a gensim model: reading it needs gensim (pip install gensim)") from None
+    try:
+        obj = SaveLoad.load(str(file.path), mmap="r")
+    except Exception as error:
+        raise file.error(f"not a gensim model gensim can load ({type(error).__name__}: {one_line(error)})") from None
+    if hasattr(obj, "wv") and hasattr(obj, "sg") and "FastText" not in type(obj).__name__:
+        return obj
+    if hasattr(obj, "index_to_key") and hasattr(obj, "vectors") and "FastText" not in type(obj).__name__:
+        return obj
+    raise file.error(f"a gensim {type(obj).__name__}, not a Word2Vec model or KeyedVectors (word2vec's vectors)")
+
+
+def _fake_counts(counts) -> bool:
+    """gensim's ``load_word2vec_format`` makes counts up without a vocabulary file: ``count - index``."""
+    return len(counts) > 1 and bool(np.all(np.diff(np.asarray(counts, dtype=np.int64)) == -1))
+
+
+def table_from_keyed_vectors(kv, limit: int | None, file: VectorsFile) -> tuple[VectorTable, dict | None]:
+    """The words and vectors of a gensim ``KeyedVectors`` (its first ``limit`` words), and their counts when real.
+    A memory-mapped array is read from its ``.npy`` file a block at a time, not through the map: pages of a map
+    stay resident, and would count a second copy of the vectors."""
+    words = list(kv.index_to_key[:limit])
+    source = kv.vectors
+    if source.ndim != 2 or source.shape[0] < len(words):
+        raise file.error(f"gensim vectors of shape {source.shape} for {len(words)} words")
+    table = VectorTable(len(words), source.shape[1])
+    rows = np.array([-1 if (r := table.row_for(str(w))) is None else r for w in words], dtype=np.int64)
+    block = 16384
+    mapped = isinstance(source, np.memmap) and source.flags.c_contiguous and getattr(source, "filename", None)
+    handle = open(source.filename, "rb") if mapped else None
+    try:
+        buffer = np.empty((block, source.shape[1]), dtype=source.dtype) if mapped else None
+        for start in range(0, len(words), block):
+            stop = min(start + block, len(words))
+            if mapped:
+                part = buffer[: stop - start]
+                handle.seek(source.offset + start * source.strides[0])
+                if handle.readinto(memoryview(part).cast("B")) != part.nbytes:
+                    raise file.error(f"{Path(source.filename).name} is shorter than its header says")
+            else:
+                part = source[start:stop]
+            keep = rows[start:stop] >= 0
+            table.array[rows[start:stop][keep]] = part[keep]  # float32 as published; another dtype is cast
+    finally:
+        if handle is not None:
+            handle.close()
+    counts = None
+    if "count" in getattr(kv, "expandos", {}):
+        found = np.asarray(kv.expandos["count"])[: len(words)]
+        if found.dtype.kind in "iu" and not _fake_counts(found):
+            counts = dict(zip(map(str, words), found.tolist()))
+    return table, counts
+
+
+def vectors_tokenizer(table: VectorTable, counts: dict | None = None, lowercase: bool = False):
+    """The word-level tokenizer of ``table``'s vocabulary (ids = rows), with the published counts (word -> count)
+    when the release has real ones."""
+    vocabulary = table.vocabulary()
+    id_counts = None if counts is None else [int(counts.get(word, 0)) for word in vocabulary]
+    return wordlevel_tokenizer_from_vocabulary(vocabulary, id_counts, lowercase=lowercase)
+
+
+def _google_news(file: VectorsFile, source: str) -> bool:
+    text = f"{source} {file.path.name}".lower().replace("_", "-")
+    return any(name in text for name in _GOOGLE_NEWS_NAMES)
+
+
+_TOKENIZATION = ("Tokenizer: word level, split on whitespace only, case kept, no punctuation splitting (the vectors' "
+                 "words as the C tool read them: a phrase such as `New_York` is one token when the input writes it "
+                 "with `_`). Ids 0-3 are the specials `<pad> <unk> <s> </s>` (zero vectors); the published words "
+                 "follow in the file's order (most frequent first).")
+
+
+def release(sources: list[str], max_vocab: int | None):
+    """``hf-lineage convert word2vec SOURCE``: published word2vec vectors — the C tool's binary (``.bin``,
+    ``.bin.gz``) or text format, a gensim ``KeyedVectors`` or full ``Word2Vec`` saved with ``save``, or a Hub
+    repository holding one (``fse/word2vec-google-news-300``) — as a lineage word2vec folder. The format is read from
+    the content. ``max_vocab`` keeps the file's first words (they are in frequency order) and reads no further.
+
+    Bare vectors (every format but a full gensim model) have no output layer: the folder holds the bare
+    ``LineageWord2VecModel`` — no made-up output vectors — and the card says so; a full ``Word2Vec`` converts with
+    ``from_gensim``, output layer and counts included, so training can continue from it."""
+    from .releases import Release
+
+    if len(sources) != 1:
+        raise ConversionError(f"word2vec takes one source (a vectors file, a gensim model or a Hub repository); got "
+                              f"{len(sources)}")
+    source = str(sources[0])
+    file = locate(source)
+    kind = file.kind()
+    notes, counts, model = [], None, None
+    if kind == "headerless":
+        raise file.error("header-less text ('word v1 ... vd' lines) is GloVe's format: convert it with "
+                         "`hf-lineage convert glove`; the word2vec C tool's text files start with a "
+                         "'<count> <dimensions>' line")
+    if kind == "gensim":
+        loaded = load_gensim(file)
+        if hasattr(loaded, "sg") and max_vocab is None:
+            try:
+                model, tokenizer = from_gensim(loaded)
+            except ValueError as error:
+                raise file.error(one_line(error)) from None
+            notes.append(f"A full gensim `Word2Vec` ({'skip-gram' if loaded.sg else 'CBOW'}): its input vectors, "
+                         "output layer (`output_vectors` = syn1neg, `inner_node_vectors` = syn1), counts and settings "
+                         "are all converted (`hf_lineage.convert.from_gensim`), so training can continue from it.")
+        else:
+            if hasattr(loaded, "sg"):
+                notes.append("A full gensim `Word2Vec`, cut to its first words by --max-vocab: only its word vectors "
+                             "are converted (its output layer belongs to the whole vocabulary).")
+            table, counts = table_from_keyed_vectors(getattr(loaded, "wv", loaded), max_vocab, file)
+            del loaded  # its memory map
+    elif kind == "binary":
+        table = read_binary(file, max_vocab)
+    else:
+        table = read_text(file, max_vocab)
+    if model is None:
+        config = LineageWord2VecConfig(vocab_size=table.vectors.shape[0], vector_size=table.vectors.shape[1])
+        model = bare_vectors_model(LineageWord2VecModel, config, table.vectors)
+        tokenizer = vectors_tokenizer(table, counts)
+        notes += [
+            "Output layer: not published. The release holds the input vectors only (no syn1neg / syn1 output "
+            "vectors" + ("" if counts is not None else ", no word counts") + "), so this folder holds the bare "
+            "`LineageWord2VecModel`: loading it as `AutoModelForPreTraining` reports `output_vectors` and "
+            "`word_counts` as missing (newly initialised, zero), and pre-training cannot continue from the "
+            "published state. The vectors serve as they are: `WordVectors`, feature extraction and the task "
+            "models' first layer.",
+            "config.json's training fields (architecture, window, negative, sample, epochs, ...) are "
+            "LineageWord2VecConfig's defaults, not the release's settings: the file does not record them.",
+            *table.notes(),
+        ]
+    notes.insert(0, _TOKENIZATION)
+    if max_vocab is not None:
+        notes.append(f"--max-vocab {max_vocab:,}: the file's first {max_vocab:,} words (most frequent first) only.")
+    google = _google_news(file, source)
+    return Release(
+        model=model, tokenizer=tokenizer, source=source_name(source),
+        license="apache-2.0" if google else "other", citation=MIKOLOV_2013_BIBTEX,
+        words_seen=_GOOGLE_NEWS_WORDS if google else None,
+        words_seen_from=_GOOGLE_NEWS_FROM if google else "not stated by the file",
+        base_model=hub_repository(source), notes="\n\n".join(
+            notes + ([] if google else ["License: not known from the file: check the source's terms."])),
+    )
+
+
+__all__ = ["from_gensim", "release"]
