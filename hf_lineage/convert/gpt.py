@@ -185,7 +185,7 @@ def release(sources: list[str], max_vocab: int | None = None):
         >>> release(["openai-community/openai-gpt"], None).tokenizer.eos_token     # doctest: +SKIP
         '<|endoftext|>'
     """
-    from .bert import check_same_outputs, load_transformers_release
+    from .transformers_release import check_same_outputs, load_transformers_release
     from .releases import Release
 
     loaded = load_transformers_release("gpt", sources, "openai-gpt", "OpenAIGPTLMHeadModel")
@@ -226,7 +226,7 @@ def add_special_tokens(model, tokenizer) -> list[str]:
 
 def notes(loaded, original_size: int, added: list[str], differences: dict[str, float]) -> str:
     """The card's Markdown: what the tokenizer reproduces, the tokens added and why, the outputs as checked."""
-    from .bert import CHECK_SENTENCES
+    from .transformers_release import CHECK_SENTENCES
 
     tokenizer = loaded.tokenizer
     text = (f"\n### Tokenization\n\nThe tokenizer is the release's own ({type(tokenizer).__name__}, BPE on "
