@@ -60,7 +60,9 @@ def test_the_command_writes_a_folder_with_its_record_and_refuses_to_overwrite(tm
     assert cli_main(["convert", "elmo", "small", "--output-dir", str(out)]) == 0
     record = json.loads((out / "pretraining.json").read_text())
     assert record["sources"] == ["small"] and record["command"].startswith("hf-lineage convert elmo small")
-    assert record["words_seen"] and "apache-2.0" in (out / "README.md").read_text()
+    card = (out / "README.md").read_text()
+    assert record["words_seen"] and "license: apache-2.0" in card and "@inproceedings{peters" in card.lower()
+    assert "trained from scratch" not in card and "Converted from the published release AllenNLP ELMo small" in card
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
     assert cli_main(["convert", "elmo", "small", "--output-dir", str(out)]) == 2
     assert "exists and is not empty" in capsys.readouterr().err

@@ -153,7 +153,7 @@ def write_release(release: Release, family: str, folder: Path, *, sources: list[
     parameters = sum(p.numel() for p in model.parameters())
     save_final(model, release.tokenizer, folder, card_extra=card_section(release, command),
                languages=[release.language] if release.language else None, base_model=release.base_model)
-    _set_license(folder / "README.md", release.license)
+    _set_license(folder / "README.md", release.license, release.source)
     record = {
         "family": family, "converted_from": release.source, "sources": sources, "command": command or None,
         "words_seen": release.words_seen, "words_seen_from": release.words_seen_from or None,
@@ -163,10 +163,17 @@ def write_release(release: Release, family: str, folder: Path, *, sources: list[
     (folder / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def _set_license(card: Path, license: str) -> None:
+def _set_license(card: Path, license: str, source: str) -> None:
+    """The release's license in the card's metadata, and its opening line naming the release it was converted from
+    (the generic card, written by ``save_pretrained``, knows no base and says "trained from scratch")."""
+    import re
+
     from ..models.card_lineage_utils import update_card
 
-    card.write_text(update_card(card.read_text(), license=license))
+    text = update_card(card.read_text(), license=license)
+    text = re.sub(r"Base model: trained from scratch\.", f"Converted from the published release {source} (see "
+                  "Source below).", text, count=1)
+    card.write_text(text)
 
 
 def card_section(release: Release, command: str) -> str:
