@@ -84,6 +84,20 @@ def test_large_checkpoints_run_frozen_only_on_a_cpu_unless_variants_is_given():
     assert ("labeling", "gpt", "scratch", 10) in cells and ("labeling", "gpt", "finetuned", 100) in cells
 
 
+def test_the_start_up_estimate_grows_with_a_large_checkpoint_s_forward_passes():
+    from hf_lineage.lineage.settings import SCALES
+
+    scale, families = SCALES["tiny"], ["nnlm", "gpt", "bert"]
+    cells = experiment.plan_cells(["labeling"], families, ["frozen", "finetuned"], 1000, [100], ["labeling"])
+    small_low, small_high = experiment.estimate_minutes(cells, 1, dict.fromkeys(families, 700_000), scale, 1000)
+    assert 0 < small_low < small_high < 30  # the shipped checkpoints: minutes, as the default run measures
+    cells = experiment.plan_cells(["labeling"], families, ["frozen", "finetuned"], 1000, [100], ["labeling"],
+                                  frozen_only=["bert"])
+    low, high = experiment.estimate_minutes(cells, 1, {"nnlm": 700_000, "gpt": 700_000, "bert": 110_000_000},
+                                            scale, 1000)
+    assert low > small_low + 10 and high > 60  # BERT-base's frozen forward passes over 1,200 examples an epoch
+
+
 def test_a_cell_within_noise_of_the_majority_class_is_flagged_and_one_above_it_is_not():
     gold = ["a"] * 60 + ["b"] * 40
     majority = score_predictions("order", [["a"] * 100], gold)

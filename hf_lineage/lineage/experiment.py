@@ -111,8 +111,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
                     + runs_per_cell * len(seeds), args.rerun)
+    parameters = {} if pretraining_anew else {f: shipped_record(f, args.seed, args)["parameters"] for f in families}
     stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
-                              args, corpus))
+                              args, estimate_minutes(cells, len(seeds), parameters, scale, main_size)))
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -310,9 +311,44 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
     return diagnostics.labeling_words(train, validation, systems, vocabularies)
 
 
-def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, args, corpus) -> str:
-    """What the run will do, said at its start: families and where their checkpoints come from, the cells, and the
-    large checkpoints kept frozen."""
+# What the start-up estimate of the fine-tuning time rests on, both measured on the slowest 2-core machine seen (AMD
+# EPYC, no AMX): the default run's 47 fine-tuning runs of the shipped checkpoints (under 1 M parameters) took about
+# 800 s with its two workers, about 17 s a run; BERT-base's and OpenAI GPT's forward passes ran at about 4.5 ms a
+# token on two threads (32 sentences of 28 tokens a batch), which scales with the parameters. Fine-tuning a
+# Transformer costs about three forward passes a token (forward and backward); a frozen one, one.
+SMALL_RUN_SECONDS = 17
+FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER = 4.5e-3 / 110e6
+TOKENS_PER_EXAMPLE = 30  # a UD EWT sentence in sub-word tokens, roughly (pairs: two of them)
+LARGE_PARAMETERS = 5_000_000  # above this a checkpoint's own forward passes dominate a run's time
+
+
+def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int) -> tuple[float, float] | None:
+    """(low, high) minutes of fine-tuning on a 2-core CPU, from ``SMALL_RUN_SECONDS`` and the large checkpoints'
+    forward passes over ``main_size`` training and the dev examples for 5 to ``scale.finetune_epochs`` epochs (early
+    stopping ends most runs in between); None on a GPU machine, where none of this was measured."""
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    low = high = 0.0
+    for task, family, variant, size in cells:
+        count = parameters.get(family) or 0
+        runs = len(learning_rates(family, variant, task, scale, size == main_size)) * seeds
+        if count <= LARGE_PARAMETERS:  # the measured average is the slowest machine's: 3/4 of it on a faster one
+            low += SMALL_RUN_SECONDS * runs * 0.75
+            high += SMALL_RUN_SECONDS * runs
+            continue
+        passes = 1 if variant == "frozen" else 3
+        per_epoch = ((size + scale.dev_examples) * TOKENS_PER_EXAMPLE * passes * count
+                     * FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER)
+        low += per_epoch * min(5, scale.finetune_epochs) * runs
+        high += per_epoch * scale.finetune_epochs * runs
+    return low / 60, high / 60
+
+
+def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, args, minutes) -> str:
+    """What the run will do, said at its start: families and where their checkpoints come from, the cells, the
+    large checkpoints kept frozen, and roughly how long the fine-tuning takes."""
     if pretraining_anew:
         where = "pretrained by this run"
     else:
@@ -322,7 +358,15 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
     if frozen_only:
         message += (f"; {', '.join(frozen_only)}: over {LARGE_CHECKPOINT_ON_CPU // 1_000_000} M parameters on a "
                     "machine without a GPU, frozen cells only (give --variants to choose the regimes)")
+    if minutes is not None and not pretraining_anew:
+        low, high = minutes
+        message += (f"; fine-tuning roughly {_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more "
+                    "cores; early stopping decides where in that range)")
     return message
+
+
+def _duration(minutes: float) -> str:
+    return f"{minutes:.0f} min" if minutes < 90 else f"{minutes / 60:.1f} h"
 
 
 def plan_cells(tasks, families, variants, main_size, curve_sizes, curve_tasks, frozen_only=()) -> list[tuple]:
