@@ -145,6 +145,8 @@ def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release
     assert all(cell["status"] == "ok" for cell in results["finetuning"])
     report = (out / "report.md").read_text()
     assert "**Unequal budgets.**" in report and "words seen as stated by" in report
+    assert "on the corpora of their own (each checkpoint's: see the pretraining table)" in report
+    assert "not recorded" not in report.split("\n## ")[0]  # the opening names what is known, not a blank
     # a rerun reuses the converted folders (and the finished cells)
     assert cli_main(argv) == 0
     assert "converting " not in capsys.readouterr().out

@@ -268,8 +268,11 @@ def shipped_corpus(families: list[str], args: LineageArguments) -> dict:
     budget["description"] = "; ".join(parts)
     budget["kind"] = ("shipped" if not args.checkpoints else "checkpoints" if not any(
         records[f]["replaced"] for f in families) else "mixed checkpoints")
-    name = ", ".join(corpus.get("files") or []) or "not recorded"
-    if common and len(common) < len(families):
+    # The report reads "pretrained ... on the <name>": no files recorded is "an unrecorded corpus" there (None).
+    name = ", ".join(corpus.get("files") or []) or None
+    if not common:
+        name = "corpora of their own (each checkpoint's: see the pretraining table)"
+    elif name and len(common) < len(families):
         name += " (the checkpoints of " + ", ".join(common) + "; the others' own: see the pretraining table)"
     return {"name": name, "license": corpus.get("license"),
             "train_words": corpus.get("train_words") or 0, "validation_words": corpus.get("validation_words"),
