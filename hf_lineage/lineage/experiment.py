@@ -111,7 +111,12 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
                     + runs_per_cell * len(seeds), args.rerun)
-    parameters = {} if pretraining_anew else {f: shipped_record(f, args.seed, args)["parameters"] for f in families}
+    # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
+    from ..registry import FAMILIES
+
+    parameters = {} if pretraining_anew else {
+        f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
+        for f in families}
     stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
                               args, estimate_minutes(cells, len(seeds), parameters, scale, main_size)))
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
