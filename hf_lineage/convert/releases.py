@@ -45,8 +45,8 @@ class PublishedRelease:
 
     sources: tuple[str, ...]
     name: str  # "BERT-base, uncased"
-    parameters: str  # "110 M"
-    words: str  # "3.3 B (BooksCorpus 0.8 B + English Wikipedia 2.5 B)"
+    parameters: str  # "110 M", or the vectors' shape
+    words: str  # what its paper says it read: "3.3 B words of BooksCorpus + English Wikipedia"
     license: str
     max_vocab: int | None = None  # --max-vocab used for it in the standard set
 
@@ -75,18 +75,18 @@ ELMO_RELEASES = {
 }
 
 PUBLISHED = {
-    "word2vec": PublishedRelease(("fse/word2vec-google-news-300",), "GoogleNews-vectors-negative300 (gensim copy)",
-                                 "900 M (3 M words and phrases × 300)",
-                                 "about 100 B (Google News; Mikolov et al. 2013b)", "apache-2.0", max_vocab=200_000),
+    "word2vec": PublishedRelease(("fse/word2vec-google-news-300",), "GoogleNews-vectors-negative300",
+                                 "3 M words × 300, the first 200,000 kept", "about 100 B words of Google News",
+                                 "apache-2.0", max_vocab=200_000),
     "glove": PublishedRelease(("stanfordnlp/glove/glove.6B.zip#glove.6B.300d.txt",), "glove.6B.300d",
-                              "120 M (400 k words × 300)", "6 B (Wikipedia 2014 + Gigaword 5; Pennington et al. 2014)",
-                              "pddl", max_vocab=200_000),
-    "elmo": PublishedRelease(ELMO_RELEASES["small"], "ELMo small (AllenNLP 2x1024_128_2048cnn_1xhighway)", "13.6 M",
-                             "about 0.8 B (1B Word Benchmark; Peters et al. 2018)", "apache-2.0"),
-    "gpt": PublishedRelease(("openai-community/openai-gpt",), "OpenAI GPT", "117 M",
-                            "about 0.8 B (BooksCorpus; Radford et al. 2018)", "mit"),
-    "bert": PublishedRelease(("google-bert/bert-base-uncased",), "BERT-base, uncased", "110 M",
-                             "3.3 B (BooksCorpus 0.8 B + English Wikipedia 2.5 B; Devlin et al. 2018)", "apache-2.0"),
+                              "400 k words × 300, the first 200,000 kept", "6 B tokens of Wikipedia 2014 + Gigaword 5", "pddl",
+                              max_vocab=200_000),
+    "elmo": PublishedRelease(ELMO_RELEASES["small"], "AllenNLP's ELMo small", "13.6 M parameters",
+                             "about 0.8 B words of the 1B Word Benchmark", "apache-2.0"),
+    "gpt": PublishedRelease(("openai-community/openai-gpt",), "OpenAI GPT", "117 M parameters",
+                            "about 0.8 B words of BooksCorpus", "mit"),
+    "bert": PublishedRelease(("google-bert/bert-base-uncased",), "BERT-base, uncased", "110 M parameters",
+                             "3.3 B words of BooksCorpus + English Wikipedia", "apache-2.0"),
 }
 
 

@@ -87,7 +87,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "anything `hf-lineage convert` reads (bert=google-bert/bert-base-cased, elmo=original, "
              "word2vec=GoogleNews-vectors-negative300.bin; several files joined by ','), converted once into "
              "OUTPUT_DIR/converted/FAMILY and reused; `published` names the standard set, the papers' own releases: "
-             + "; ".join(f"{family} {release.name} ({release.parameters} parameters, {release.words} words)"
+             + "; ".join(f"{family}: {release.name} ({release.parameters}; read {release.words})"
                          for family, release in PUBLISHED.items())
              + " (nnlm and svd have none and keep the shipped checkpoint; docs/published.md). The family must be in "
              "--families. The pretraining table names each folder's size, words read and source; with --scale "
