@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .lineage import cli as lineage_cli
 
     lineage_parser = commands.add_parser(
-        "lineage", help="the main job: pretrain every family alike, fine-tune each on four task types, write a report",
+        "lineage", help="the main job: every family's pretrained checkpoint (shipped, your own or the papers' "
+                        "releases) fine-tuned side by side on the same tasks, with baselines; a report that judges "
+                        "the papers' claims",
         description=lineage_cli.description())
     lineage_cli.build_parser(lineage_parser)
     lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))

@@ -261,6 +261,10 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
         (lambda c, d: ["bert", "--config", "tiny", "--train-file", str(d / "empty.txt")], "empty.txt is empty"),
         (lambda c, d: ["bert", "--config", "tiny", "--train-file",
                        str(d / "blank.txt")], "blank.txt is empty"),  # longer than one read
+        (lambda c, d: ["nnlm", "--config", "tiny", "--train-file", str(d / "model.bin")],
+         "model.bin: not a UTF-8 text file (a NUL byte at byte 3)"),
+        (lambda c, d: ["nnlm", "--config", "tiny", "--train-file", c["train"], "--validation-file",
+                       str(d / "latin1.txt")], "latin1.txt: not a UTF-8 text file (invalid UTF-8 at byte 2)"),
         (lambda c, d: ["bart", "--train-file", c["train"]], "Unknown family 'bart'"),
         (lambda c, d: ["bert", "--config", "huge", "--train-file", c["train"]], "Unknown bert config 'huge'"),
         (lambda c, d: ["bert", "--config", "tiny", "--train-file", str(d / "headings.txt"), "--tokenizer",
@@ -279,6 +283,8 @@ def test_bad_input_fails_early_with_a_clear_message_and_writes_nothing(corpus, t
     (tmp_path / "empty.txt").write_text("\n\n")
     (tmp_path / "blank.txt").write_text(" \n" * 100_000)
     (tmp_path / "headings.txt").write_text(" = First = \n\n = Second = \n")  # WikiText with only headings
+    (tmp_path / "model.bin").write_bytes(b"PK\x03\x00\x00 a model, not text")
+    (tmp_path / "latin1.txt").write_bytes("caf\u00e9 au lait\n".encode("latin-1")[1:])
     out = tmp_path / "out"
     assert main([*make_args(corpus, tmp_path), "--output-dir", str(out), "--report-to", "none"]) == 2
     assert message in capsys.readouterr().err

@@ -173,6 +173,10 @@ def _check_files(paths, flag):
             raise PretrainError(f"{flag} {path}: no such file")
         if not _has_text(path):
             raise PretrainError(f"{flag} {path} is empty")
+        problem = _not_text(path)
+        if problem:
+            raise PretrainError(f"{flag} {path}: not a UTF-8 text file ({problem}); give plain text, one document "
+                                "or sentence per line")
 
 
 def _has_text(path) -> bool:
@@ -183,6 +187,26 @@ def _has_text(path) -> bool:
             if chunk.strip():
                 return True
     return False
+
+
+# The bytes of a corpus file read to tell text from a binary file (a model, an archive) before anything runs; the
+# rest is decoded as the corpus is read.
+TEXT_CHECK_BYTES = 1 << 20
+
+
+def _not_text(path) -> str | None:
+    """Why the start of ``path`` is not UTF-8 text (NUL bytes, invalid UTF-8, with the byte offset), or None."""
+    with open(path, "rb") as f:
+        head = f.read(TEXT_CHECK_BYTES)
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return f"a NUL byte at byte {nul}"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 3:  # a character cut by the read's end is not an error
+            return f"invalid UTF-8 at byte {error.start}"
+    return None
 
 
 def check_overrides(config_class, overrides: dict, extra=()) -> None:
