@@ -99,7 +99,7 @@ def save_bert_standin(cache_dir, repo_id: str = "google-bert/bert-base-uncased")
     tokenizer = bert_standin_tokenizer()
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id)
+                        intermediate_size=64, max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id)
     model = BertForPreTraining(config).eval()
     snapshot = snapshot_folder(cache_dir, repo_id)
     model.save_pretrained(snapshot)
@@ -114,7 +114,8 @@ def save_gpt_standin(cache_dir, repo_id: str = "openai-community/openai-gpt") ->
 
     tokenizer = gpt_standin_tokenizer()
     torch.manual_seed(0)
-    config = OpenAIGPTConfig(vocab_size=len(tokenizer), n_positions=64, n_embd=32, n_layer=2, n_head=2)
+    # 512 positions, as the release has: the lineage's probes read sentences of up to a hundred tokens.
+    config = OpenAIGPTConfig(vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2)
     model = OpenAIGPTLMHeadModel(config).eval()
     snapshot = snapshot_folder(cache_dir, repo_id)
     model.save_pretrained(snapshot)

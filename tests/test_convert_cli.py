@@ -150,3 +150,28 @@ def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release
     # a rerun reuses the converted folders (and the finished cells)
     assert cli_main(argv) == 0
     assert "converting " not in capsys.readouterr().out
+
+
+def test_a_converted_release_is_reused_and_converted_again_on_rerun(tmp_path, offline, monkeypatch):
+    from hf_lineage.lineage import settings
+
+    save_elmo_standin(offline, "small")
+    monkeypatch.setattr(settings, "_CONVERTED_IN_THIS_PROCESS", set())
+    args = LineageArguments(families=["elmo"], checkpoints=["elmo=small"], output_dir=str(tmp_path / "report"))
+    folder = settings.checkpoint_sources(args)["elmo"].folder
+    assert folder == tmp_path / "report" / "converted" / "elmo"
+    written = (folder / "model.safetensors").stat().st_mtime_ns
+    settings.checkpoint_sources(args)
+    assert (folder / "model.safetensors").stat().st_mtime_ns == written  # same sources: reused
+    rerun = LineageArguments(families=["elmo"], checkpoints=["elmo=small"], output_dir=str(tmp_path / "report"),
+                             rerun=True)
+    settings._CONVERTED_IN_THIS_PROCESS.clear()  # a new process: what `hf-lineage lineage --rerun` starts
+    settings.checkpoint_sources(rerun)
+    again = (folder / "model.safetensors").stat().st_mtime_ns
+    assert again != written
+    settings.checkpoint_sources(rerun)  # once per process
+    assert (folder / "model.safetensors").stat().st_mtime_ns == again
+    other = LineageArguments(families=["elmo"], checkpoints=["elmo=medium"], output_dir=str(tmp_path / "report"))
+    with pytest.raises(settings.LineageError, match="elmo_2x2048_256.*not in the download cache"):  # another source
+        settings.checkpoint_sources(other)
+    assert (folder / "pretraining.json").is_file()  # a failed conversion leaves the earlier folder as it was

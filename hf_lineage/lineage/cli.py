@@ -92,7 +92,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              + " (nnlm and svd have none and keep the shipped checkpoint; docs/published.md). The family must be in "
              "--families. The pretraining table names each folder's size, words read and source; with --scale "
              "small/base the scale sets the fine-tuning only")
-    add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones")
+    add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones (and convert "
+        "the releases --checkpoints names again)")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
     return parser
 

@@ -676,8 +676,11 @@ def converted_source(family: str, sources: list[str], args: LineageArguments, ma
     folder = Path(args.output_dir) / "converted" / family
     record_file = folder / "pretraining.json"
     record = json.loads(record_file.read_text()) if record_file.is_file() else {}
-    if not (record.get("sources") == sources and record.get("max_vocab") == max_vocab
-            and (folder / "config.json").is_file()):
+    reused = (record.get("sources") == sources and record.get("max_vocab") == max_vocab
+              and (folder / "config.json").is_file())
+    # --rerun converts again (a Hub release may have a new revision), once per process: the folders are looked up
+    # many times in a run.
+    if not reused or (args.rerun and str(folder) not in _CONVERTED_IN_THIS_PROCESS):
         print(f"hf-lineage lineage: converting {family} from {' '.join(sources)}"
               + (f" (the {max_vocab:,} most frequent words)" if max_vocab else "") + f" into {folder}", flush=True)
         try:
@@ -686,4 +689,8 @@ def converted_source(family: str, sources: list[str], args: LineageArguments, ma
                     + (f" --max-vocab {max_vocab}" if max_vocab else ""))
         except ConversionError as error:
             raise LineageError(f"--checkpoints {family}: {error}") from None
+        _CONVERTED_IN_THIS_PROCESS.add(str(folder))
     return CheckpointSource(family, folder, label or ", ".join(sources), replaced=True)
+
+
+_CONVERTED_IN_THIS_PROCESS: set = set()
