@@ -75,11 +75,11 @@ def run_bare(args, tokenizer_dir, workdir) -> float:
 
 def run_processes(args, tokenizer_dir, workdir, processes: int) -> float:
     out = Path(tempfile.mkdtemp(dir=workdir))
-    launch = [sys.executable, "-m", "hf_lineage.engine"]
+    launch = [sys.executable, "-m", "hf_lineage.pretrain_cli"]
     if processes > 1:
         launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
                   str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-                  "-m", "hf_lineage.engine"]
+                  "-m", "hf_lineage.pretrain_cli"]
     per_device = args.batch_size // processes  # same global batch
     command = launch + ["bert", "--config", "tiny", "--train-file", args.corpus, "--tokenizer",
                         str(tokenizer_dir), "--output-dir",

@@ -120,7 +120,7 @@ def prepare(family, args, workdir: Path) -> Path:
     holds the tokenizer files and config.json side by side."""
     setup = workdir / f"setup_{family}"
     shutil.rmtree(setup, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "hf_lineage.engine", family, "--config", "tiny", "--train-file",
+    subprocess.run([sys.executable, "-m", "hf_lineage.pretrain_cli", family, "--config", "tiny", "--train-file",
                     args.corpus, "--max-steps", "1", "--per-device-batch-size", str(args.batch), "--max-seq-length",
                     str(args.seq), "--output-dir", str(setup), "--report-to", "none"], check=True, capture_output=True)
     return setup
@@ -134,7 +134,7 @@ def run_pair(family, args, setup: Path, workdir: Path, order) -> dict:
         cache = Path(tempfile.mkdtemp(dir=workdir, prefix="datasets_cache_"))
         env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "TOKENIZERS_PARALLELISM": "true"}
         if side == "engine":
-            command = [sys.executable, "-m", "hf_lineage.engine", family, "--config", "tiny", "--train-file",
+            command = [sys.executable, "-m", "hf_lineage.pretrain_cli", family, "--config", "tiny", "--train-file",
                        args.corpus, "--tokenizer", str(setup), "--max-steps", str(args.steps),
                        "--per-device-batch-size", str(args.batch), "--max-seq-length", str(args.seq), "--seed", "0",
                        "--output-dir", str(out), "--report-to", "none", "--log-every", "1000000000"]

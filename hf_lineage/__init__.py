@@ -11,17 +11,20 @@
 __version__ = "0.2.0.dev0"
 
 from . import checkpoints  # noqa: F401  (hf_lineage.checkpoints.path("bert"): the shipped pretrained folders)
-from .models import *  # noqa: F401,F403  (the public model and config classes)
 from .models import __all__ as _models_all
-from .registry import FAMILIES, AutoModelForIntentAndSlots, intent_and_slots_model_class, register_all
+from .registry import FAMILIES, intent_and_slots_model_class, register_all
 
+# Lazy: each registration takes effect when transformers' Auto module for it is imported, and a model class is imported
+# on its first lookup, so ``import hf_lineage`` imports neither torch nor a modeling file (registry.register_all).
 register_all()
 
-# Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, which a
-# user loading a model through the Auto classes, or the CLI printing its help, does not need.
+# Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, and the model
+# and config classes torch and transformers' modeling utilities, which a user loading a model through the Auto
+# classes needs only for that model, and the CLI printing its help not at all.
 _LAZY = {"ContextualVectors": "contextual", "train_glove": "word_vector_trainers.glove",
          "train_svd": "word_vector_trainers.svd",
-         "train_word2vec": "word_vector_trainers.word2vec", "WordVectors": "vectors"}
+         "train_word2vec": "word_vector_trainers.word2vec", "WordVectors": "vectors",
+         "AutoModelForIntentAndSlots": "registry", **dict.fromkeys(_models_all, "models")}
 
 
 def __getattr__(name):

@@ -47,7 +47,12 @@ def _finetune(args) -> int:
     return run_cli(TASKS[args.task].main, args.recipe_args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only=None) -> argparse.ArgumentParser:
+    """The ``hf-lineage`` parser. ``only``: the subcommands to build in full (None: all); the others get their name and
+    help line alone, which is all ``hf-lineage --help`` shows, so that it imports none of their modules (torch)."""
+    def wanted(name):
+        return only is None or name in only
+
     parser = argparse.ArgumentParser(
         prog="hf-lineage",
         description="The lineage of NLP pretraining (NNLM, word2vec, ELMo, GPT, BERT) as Hugging Face models.",
@@ -56,64 +61,73 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
-    from .engine import cli as pretrain_cli
+    pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)")
+    if wanted("pretrain"):
+        from . import pretrain_cli
 
-    pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)",
-                                          description=pretrain_cli.description())
-    pretrain_cli.build_parser(pretrain_parser)
-    pretrain_parser.set_defaults(func=lambda args: pretrain_cli.run_namespace(vars(args)))
+        pretrain_parser.description = pretrain_cli.description()
+        pretrain_cli.build_parser(pretrain_parser)
+        pretrain_parser.set_defaults(func=lambda args: pretrain_cli.run_namespace(vars(args)))
     # The recipes parse their own (transformers-style) options: everything after the task goes to them, --help
     # included (`hf-lineage finetune TASK --help` lists the recipe's options; `hf-lineage finetune --help` this).
-    from .tasks import TASKS
-
     finetune_parser = commands.add_parser(
         "finetune", help="fine-tune for a task with the recipes (same options as recipes/<task>.py)",
         description="hf-lineage finetune TASK [recipe options, e.g. --model_name_or_path ... --do_train]. "
                     "`hf-lineage finetune TASK --help` lists the recipe's options.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="tasks:\n" + "\n".join(f"  {name:20} {task.description}" for name, task in TASKS.items()))
-    finetune_parser.add_argument("task", choices=list(TASKS), metavar="TASK", help="one of the tasks below")
-    finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
-                                 help="the recipe's options")
-    finetune_parser.set_defaults(func=_finetune)
-    from .lineage import cli as lineage_cli
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    if wanted("finetune"):
+        from .tasks import TASKS
 
+        finetune_parser.epilog = "tasks:\n" + "\n".join(f"  {name:20} {task.description}"
+                                                         for name, task in TASKS.items())
+        finetune_parser.add_argument("task", choices=list(TASKS), metavar="TASK", help="one of the tasks below")
+        finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
+                                     help="the recipe's options")
+        finetune_parser.set_defaults(func=_finetune)
     lineage_parser = commands.add_parser(
         "lineage", help="the main job: every family's pretrained checkpoint (shipped, your own or the papers' "
                         "releases) fine-tuned side by side on the same tasks, with baselines; a report that judges "
-                        "the papers' claims",
-        description=lineage_cli.description())
-    lineage_cli.build_parser(lineage_parser)
-    lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))
-    from .crosslingual import cli as xling_cli
+                        "the papers' claims")
+    if wanted("lineage"):
+        from .lineage import cli as lineage_cli
 
+        lineage_parser.description = lineage_cli.description()
+        lineage_cli.build_parser(lineage_parser)
+        lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))
     xling_parser = commands.add_parser(
         "xling", help="multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
-                      "zero-shot, with baselines, a ceiling and the vocabulary overlap",
-        description=xling_cli.description())
-    xling_cli.build_parser(xling_parser)
-    xling_parser.set_defaults(func=lambda args: xling_cli.run_namespace(vars(args)))
-    from .checkpoints import cli as checkpoints_cli
+                      "zero-shot, with baselines, a ceiling and the vocabulary overlap")
+    if wanted("xling"):
+        from .crosslingual import cli as xling_cli
 
+        xling_parser.description = xling_cli.description()
+        xling_cli.build_parser(xling_parser)
+        xling_parser.set_defaults(func=lambda args: xling_cli.run_namespace(vars(args)))
     checkpoints_parser = commands.add_parser(
-        "checkpoints", help="the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub",
-        description=checkpoints_cli.description())
-    checkpoints_cli.build_parser(checkpoints_parser)
-    checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
-    from .convert import cli as convert_cli
+        "checkpoints", help="the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub")
+    if wanted("checkpoints"):
+        from . import checkpoints_cli
 
+        checkpoints_parser.description = checkpoints_cli.description()
+        checkpoints_cli.build_parser(checkpoints_parser)
+        checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
     convert_parser = commands.add_parser(
         "convert", help="a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a "
-                        "lineage folder, optionally pushed to the Hub", description=convert_cli.description())
-    convert_cli.build_parser(convert_parser)
-    convert_parser.set_defaults(func=lambda args: convert_cli.run_namespace(vars(args)))
-    from .analysis import cli as analysis_cli
+                        "lineage folder, optionally pushed to the Hub")
+    if wanted("convert"):
+        from .convert import cli as convert_cli
 
+        convert_parser.description = convert_cli.description()
+        convert_cli.build_parser(convert_parser)
+        convert_parser.set_defaults(func=lambda args: convert_cli.run_namespace(vars(args)))
     analyze_parser = commands.add_parser(
         "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
         description="hf-lineage analyze KIND [options]; `hf-lineage analyze KIND --help` lists KIND's options.")
-    analysis_cli.build_parser(analyze_parser)
-    analyze_parser.set_defaults(func=_analyze)
+    if wanted("analyze"):
+        from .analysis import cli as analysis_cli
+
+        analysis_cli.build_parser(analyze_parser)
+        analyze_parser.set_defaults(func=_analyze)
     quantize_parser = commands.add_parser(
         "quantize", help="dynamic int8 copy of a saved model's Linear and LSTM layers (CPU inference)",
         description="hf-lineage quantize MODEL_DIR OUTPUT_DIR: the lineage model saved in MODEL_DIR with its "
@@ -150,8 +164,11 @@ def _analyze(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # Only the subcommand asked for is built in full (its module imported): `hf-lineage --help` imports none.
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(only={command} if command else set())
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -3,8 +3,9 @@ lines; nothing in the package imports it. Importing it (or ``python -m hf_lineag
 ``FutureWarning`` naming the new places:
 
 * ``pretrain``, ``PretrainArguments``, ``PretrainError``, ``use_cpu_backend``: ``hf_lineage.pretrain_dispatch``;
-* ``python -m hf_lineage.pretrain`` / ``accelerate launch -m hf_lineage.pretrain``: ``-m hf_lineage.engine``;
-* the engine's pieces: ``hf_lineage.engine.pretrain_arguments``, ``.resume``, ``.cli``, ``.loop``;
+* ``python -m hf_lineage.pretrain`` / ``accelerate launch -m hf_lineage.pretrain``: ``-m hf_lineage.pretrain_cli``;
+* the command line: ``hf_lineage.pretrain_cli``; the engine's pieces: ``hf_lineage.engine.pretrain_arguments``,
+  ``.resume``, ``.loop``;
   ``hf_lineage.data.examples``, ``hf_lineage.pretrained_folder``, ``hf_lineage.optimization``.
 """
 
@@ -12,7 +13,6 @@ import sys
 import warnings
 
 from .data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text, mask_seed
-from .engine.cli import build_parser, end_processes, main, parse_set, run_namespace
 from .engine.loop import evaluate
 from .engine.pretrain_arguments import (
     PretrainArguments,
@@ -24,14 +24,15 @@ from .engine.pretrain_arguments import (
 )
 from .engine.resume import rng_states, save_checkpoint, set_rng_states
 from .optimization import build_optimizer, set_schedule_position
+from .pretrain_cli import build_parser, end_processes, main, parse_set, run_namespace
 from .pretrain_dispatch import pretrain, use_cpu_backend
 from .pretrained_folder import save_final
 
 # A FutureWarning, not a DeprecationWarning: Python hides the latter unless it is raised in __main__, and the people
 # this module's old address reaches are users running scripts and launch commands, who would then never see it.
 warnings.warn("hf_lineage.pretrain is deprecated: import pretrain and PretrainArguments from "
-              "hf_lineage.pretrain_dispatch, and run `python -m hf_lineage.engine` (or `accelerate launch -m "
-              "hf_lineage.engine`) for `-m hf_lineage.pretrain`", FutureWarning, stacklevel=2)
+              "hf_lineage.pretrain_dispatch, and run `python -m hf_lineage.pretrain_cli` (or `accelerate launch -m "
+              "hf_lineage.pretrain_cli`) for `-m hf_lineage.pretrain`", FutureWarning, stacklevel=2)
 
 __all__ = [
     "EpochPermutationSampler", "PretrainArguments", "PretrainError", "SeededExamples", "StreamedExamples",

@@ -7,14 +7,15 @@ own, its pre-training objective, and the few rules the task recipes follow per f
 needs (sizes per scale, budgets, learning rates, plot colours) is the other table, ``hf_lineage.lineage.settings``.
 """
 
+import ast
 import importlib
+import importlib.abc
 import importlib.util
+import sys
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-
-import transformers
-from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
-from transformers.models.auto.auto_factory import _BaseAutoModelClass, _LazyAutoMapping
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -113,28 +114,51 @@ def load_object(reference: str, package: str = "hf_lineage.models"):
     return getattr(importlib.import_module(module if "." in module else f"{package}.{module}"), name)
 
 
-class AutoModelForIntentAndSlots(_BaseAutoModelClass):
-    """The Auto class of the joint intent-classification and slot-filling heads (``<Family>ForIntentAndSlots``),
-    which transformers has no Auto class for: ``from_pretrained`` / ``from_config`` build the family's class, as
-    transformers' own Auto classes do, for every lineage family (each modeling module's ``LINEAGE_AUTO_CLASSES``).
+def _auto_model_class_for_intent_and_slots():
+    from transformers.models.auto.auto_factory import _BaseAutoModelClass, _LazyAutoMapping
 
-    A saved head's ``config.json`` names its class under this name in ``auto_map``, and its modeling files are
-    saved with it, so without hf_lineage ``transformers.dynamic_module_utils.get_class_from_dynamic_module(
-    config.auto_map["AutoModelForIntentAndSlots"], folder)`` gives the class (trust_remote_code)."""
+    class AutoModelForIntentAndSlots(_BaseAutoModelClass):
+        """The Auto class of the joint intent-classification and slot-filling heads (``<Family>ForIntentAndSlots``),
+        which transformers has no Auto class for: ``from_pretrained`` / ``from_config`` build the family's class, as
+        transformers' own Auto classes do, for every lineage family (each modeling module's ``LINEAGE_AUTO_CLASSES``).
 
-    _model_mapping = _LazyAutoMapping(OrderedDict(), OrderedDict())
+        A saved head's ``config.json`` names its class under this name in ``auto_map``, and its modeling files are
+        saved with it, so without hf_lineage ``transformers.dynamic_module_utils.get_class_from_dynamic_module(
+        config.auto_map["AutoModelForIntentAndSlots"], folder)`` gives the class (trust_remote_code)."""
+
+        _model_mapping = _LazyAutoMapping(OrderedDict(), OrderedDict())
+
+    AutoModelForIntentAndSlots.__module__ = __name__
+    AutoModelForIntentAndSlots.__qualname__ = "AutoModelForIntentAndSlots"
+    return AutoModelForIntentAndSlots
 
 
-# hf_lineage's own Auto classes, by the names the modeling modules' LINEAGE_AUTO_CLASSES tables use.
-LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": AutoModelForIntentAndSlots}
+# Built on first use (``registry.AutoModelForIntentAndSlots``, PEP 562), since transformers' auto_factory imports torch.
+_LAZY_NAMES = {"AutoModelForIntentAndSlots", "LINEAGE_AUTO_CLASSES"}
+_lazy_lock = threading.RLock()
+
+
+def __getattr__(name):
+    if name in _LAZY_NAMES:
+        with _lazy_lock:
+            if "LINEAGE_AUTO_CLASSES" not in globals():
+                auto_class = _auto_model_class_for_intent_and_slots()
+                # hf_lineage's own Auto classes, by the names the modeling modules' LINEAGE_AUTO_CLASSES tables use.
+                lineage_auto_classes = {"AutoModelForIntentAndSlots": auto_class}
+                for family in FAMILIES:
+                    _add_model_entries(family, "LINEAGE_AUTO_CLASSES", lambda _: auto_class._model_mapping)
+                globals().update(AutoModelForIntentAndSlots=auto_class, LINEAGE_AUTO_CLASSES=lineage_auto_classes)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def intent_and_slots_model_class(config):
     """The ``*ForIntentAndSlots`` class of a config's family (a ValueError for a config of another library)."""
-    if type(config) not in AutoModelForIntentAndSlots._model_mapping:
+    mapping = __getattr__("AutoModelForIntentAndSlots")._model_mapping
+    if type(config) not in mapping:
         raise ValueError(f"{type(config).__name__} ({getattr(config, 'model_type', '?')}) is not a lineage family: no "
                          "joint intent-and-slots head")
-    return AutoModelForIntentAndSlots._model_mapping[type(config)]
+    return mapping[type(config)]
 
 
 def family_classes(family: str):
@@ -145,6 +169,11 @@ def family_classes(family: str):
 
 
 def register_family(family: str) -> None:
+    """Register one family with the Auto classes now, importing its configuration and modeling modules (``import
+    hf_lineage`` registers every family lazily instead: see ``register_all``)."""
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast
+
     config_class, modeling = family_classes(family)
     AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
     config_class.register_for_auto_class("AutoConfig")
@@ -153,9 +182,10 @@ def register_family(family: str) -> None:
         getattr(transformers, auto_name).register(config_class, model_class, exist_ok=True)
         # Marks the class as custom code so save_pretrained copies the modeling files next to the weights.
         model_class.register_for_auto_class(auto_name)
+    lineage_auto_classes = __getattr__("LINEAGE_AUTO_CLASSES")
     for auto_name, class_name in getattr(modeling, "LINEAGE_AUTO_CLASSES", {}).items():
         model_class = getattr(modeling, class_name)
-        LINEAGE_AUTO_CLASSES[auto_name].register(config_class, model_class, exist_ok=True)
+        lineage_auto_classes[auto_name].register(config_class, model_class, exist_ok=True)
         # register_for_auto_class accepts only transformers' own names; save_pretrained reads this attribute to
         # copy the modeling files and name the class in auto_map.
         model_class._auto_class = auto_name
@@ -225,8 +255,370 @@ def register_peft_targets() -> None:
         mapping.setdefault(model_type, list(modules))
 
 
-def register_all() -> None:
+# --------------------------------------------------------------------------------------------- lazy registration
+#
+# ``import hf_lineage`` registers every family, yet imports neither transformers' Auto modules nor torch (transformers'
+# configuration_utils imports torch) nor any configuration or modeling file of ours. Two mechanisms, both plain Python:
+#
+# 1. Registration runs when transformers' Auto module for it is imported (at once if it already is): an import hook
+#    (``_AfterImport``, a ``sys.meta_path`` finder that wraps the module's loader and calls back once the module has
+#    run) for ``transformers.models.auto.configuration_auto`` / ``modeling_auto`` / ``tokenization_auto``,
+#    ``transformers.pipelines`` and ``peft.utils.constants``. The callbacks import nothing: they only add entries.
+# 2. The entries are those transformers' own ``register`` API stores, in the mapping's ``_extra_content`` dict (where
+#    ``AutoConfig.register``, ``AutoModel*.register`` and ``AutoTokenizer.register`` put a registered class, and
+#    which every lookup of the mapping reads first), but that dict is swapped for ``_LazyRegistrations``, a dict that
+#    performs our pending ``register`` calls on its first read (importing the configuration modules: the keys are
+#    config classes) and holds the model classes as ``_Ref`` names, imported on their first lookup
+#    (``AutoModelForCausalLM.from_pretrained`` of a GPT folder imports ``modeling_lineage_gpt`` alone). transformers'
+#    own Auto mappings are lazy by name the same way, but only for modules under ``transformers.models``.
+#
+# Our own configuration, modeling and tokenizer modules get the same hook: when one is imported, by whatever route, its
+# classes are marked with their Auto class name (``register_for_auto_class``), as registration did before, so
+# ``save_pretrained`` copies their files next to the weights and writes ``auto_map``.
+
+
+class _Ref:
+    """A ``module:Name`` to import when the entry is first read."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def load(self):
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __reduce__(self):
+        return _Ref, (self.module, self.name)
+
+    def __repr__(self):
+        return f"<hf_lineage: {self.module}.{self.name}, imported on first use>"
+
+
+def _resolved(value):
+    if isinstance(value, _Ref):
+        return value.load()
+    if isinstance(value, tuple) and any(isinstance(v, _Ref) for v in value):
+        return tuple(_resolved(v) for v in value)
+    return value
+
+
+class _LazyRegistrations(dict):
+    """An Auto mapping's ``_extra_content`` (a plain dict in transformers) that runs ``pending`` registrations on its
+    first read and imports ``_Ref`` values on lookup. Every read method resolves, so transformers code that reads the
+    dict directly (``values()``, ``items()``, ``dict(...)``, pickling) sees classes, never a ``_Ref``."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.pending = []  # zero-argument callables, each a transformers register(...) call
+        self._lock = threading.RLock()
+
+    def _materialize(self):
+        if self.pending:
+            with self._lock:
+                while self.pending:
+                    self.pending.pop(0)()
+
+    def _get(self, key):
+        value = dict.__getitem__(self, key)
+        if isinstance(value, (_Ref, tuple)):
+            loaded = _resolved(value)
+            if loaded is not value:
+                dict.__setitem__(self, key, loaded)
+                value = loaded
+        return value
+
+    def __getitem__(self, key):
+        self._materialize()
+        return self._get(key)
+
+    def get(self, key, default=None):
+        self._materialize()
+        return self._get(key) if dict.__contains__(self, key) else default
+
+    def __contains__(self, key):
+        self._materialize()
+        return dict.__contains__(self, key)
+
+    def __setitem__(self, key, value):
+        self._materialize()  # pending registrations first, so a later one wins as it would have
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._materialize()
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        self._materialize()
+        if dict.__contains__(self, key):
+            value = self._get(key)
+            dict.__delitem__(self, key)
+            return value
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key, default=None):
+        self._materialize()
+        return dict.setdefault(self, key, default) if not dict.__contains__(self, key) else self._get(key)
+
+    def update(self, *args, **kwargs):
+        self._materialize()
+        dict.update(self, *args, **kwargs)
+
+    def __len__(self):
+        self._materialize()
+        return dict.__len__(self)
+
+    def __iter__(self):
+        self._materialize()
+        return iter(list(dict.keys(self)))
+
+    def keys(self):
+        self._materialize()
+        return dict.keys(self)
+
+    def values(self):
+        self._materialize()
+        return [self._get(key) for key in list(dict.keys(self))]
+
+    def items(self):
+        self._materialize()
+        return [(key, self._get(key)) for key in list(dict.keys(self))]
+
+    def copy(self):
+        return dict(self.items())
+
+    def __eq__(self, other):
+        return dict(self.items()) == (dict(other.items()) if isinstance(other, dict) else other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+    def __reduce__(self):
+        return dict, (dict(self.items()),)
+
+
+def _lazy_extra_content(mapping) -> _LazyRegistrations:
+    """The mapping's ``_extra_content`` as a ``_LazyRegistrations`` (what it held is kept)."""
+    content = mapping._extra_content
+    if not isinstance(content, _LazyRegistrations):
+        content = _LazyRegistrations(dict.items(content) if isinstance(content, dict) else content.items())
+        mapping._extra_content = content
+    return content
+
+
+def _module_name(module: str) -> str:
+    return module if "." in module else f"hf_lineage.models.{module}"
+
+
+def _config_ref(family: str) -> _Ref:
+    module, name = FAMILIES[family].config.split(":")
+    return _Ref(_module_name(module), name)
+
+
+_TABLES: dict = {}
+
+
+def _auto_tables(family: str) -> dict:
+    """The ``AUTO_CLASSES`` and ``LINEAGE_AUTO_CLASSES`` tables of a family's modeling module, read from its source
+    with ``ast`` (dict literals), so registering does not import it; imported instead when they are not literals."""
+    module = _module_name(FAMILIES[family].modeling)
+    loaded = sys.modules.get(module)
+    # A module still being imported (it imported transformers' Auto modules before defining its tables, and so set
+    # off this registration) has no AUTO_CLASSES yet: its source says what they will be.
+    if loaded is not None and hasattr(loaded, "AUTO_CLASSES"):
+        return {table: dict(getattr(loaded, table, {})) for table in ("AUTO_CLASSES", "LINEAGE_AUTO_CLASSES")}
+    if module not in _TABLES:
+        tables = None
+        try:
+            spec = importlib.util.find_spec(module) if not module.startswith("hf_lineage.models.") else None
+            origin = spec.origin if spec else Path(__file__).parent / "models" / f"{module.rsplit('.', 1)[1]}.py"
+            tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+            found = {}
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and node.targets[0].id in ("AUTO_CLASSES", "LINEAGE_AUTO_CLASSES"):
+                    found[node.targets[0].id] = ast.literal_eval(node.value)
+            if "AUTO_CLASSES" in found:
+                tables = {"AUTO_CLASSES": found["AUTO_CLASSES"],
+                          "LINEAGE_AUTO_CLASSES": found.get("LINEAGE_AUTO_CLASSES", {})}
+        except (OSError, ValueError, SyntaxError, ImportError):
+            tables = None
+        if tables is None:  # not literals: the module itself says
+            imported = importlib.import_module(module)
+            tables = {table: dict(getattr(imported, table, {})) for table in ("AUTO_CLASSES", "LINEAGE_AUTO_CLASSES")}
+        _TABLES[module] = tables
+    return _TABLES[module]
+
+
+def _add_model_entries(family: str, table: str, mapping_of) -> None:
+    """Pending ``mapping_of(auto_name).register(config class, model class)`` for each entry of a family's table."""
+    module = _module_name(FAMILIES[family].modeling)
+    for auto_name, class_name in _auto_tables(family)[table].items():
+        mapping = mapping_of(auto_name)
+        if mapping is not None:
+            _lazy_extra_content(mapping).pending.append(
+                lambda mapping=mapping, config=_config_ref(family), model=_Ref(module, class_name):
+                mapping.register(config.load(), model, exist_ok=True))
+
+
+def _register_configs(configuration_auto) -> None:
+    content = _lazy_extra_content(configuration_auto.CONFIG_MAPPING)
     for family in FAMILIES:
-        register_family(family)
+        # AutoConfig.register(model_type, config class): its only check (the class's model_type) is test_registry's.
+        content.pending.append(lambda family=family: configuration_auto.CONFIG_MAPPING.register(
+            f"lineage-{family}", _config_ref(family), exist_ok=True))
+
+
+def _register_models(modeling_auto) -> None:
+    def mapping_of(auto_name):
+        auto_class = getattr(modeling_auto, auto_name, None)
+        return getattr(auto_class, "_model_mapping", None)
+
+    for family in FAMILIES:
+        _add_model_entries(family, "AUTO_CLASSES", mapping_of)
+
+
+def _register_tokenizers(tokenization_auto) -> None:
+    content = _lazy_extra_content(tokenization_auto.TOKENIZER_MAPPING)
+
+    def register(family):
+        spec = FAMILIES[family]
+        config_class = _config_ref(family).load()
+        if spec.tokenizer:
+            slow = load_object(spec.tokenizer)
+            fast = load_object(spec.fast_tokenizer) if spec.fast_tokenizer else None
+            # A slow/fast pair: transformers 5's AutoTokenizer returns the fast class (it ignores use_fast), also for
+            # a folder whose tokenizer_config.json names the slow one.
+            tokenization_auto.AutoTokenizer.register(config_class, slow_tokenizer_class=slow,
+                                                     fast_tokenizer_class=fast, exist_ok=True)
+        else:
+            # Our tokenizers are plain `tokenizers` pipelines in the generic fast class, so a saved folder loads
+            # anywhere.
+            from transformers import PreTrainedTokenizerFast
+
+            tokenization_auto.AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast,
+                                                     exist_ok=True)
+
+    for family in FAMILIES:
+        content.pending.append(lambda family=family: register(family))
+
+
+def _register_pipelines(pipelines) -> None:
     register_question_answering_pipeline()
-    register_peft_targets()
+
+
+def _register_peft(constants) -> None:
+    mapping = getattr(constants, "TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING", None)
+    if mapping is not None:
+        for model_type, modules in PEFT_LORA_TARGET_MODULES.items():
+            mapping.setdefault(model_type, list(modules))
+
+
+def _mark_config(family: str, module) -> None:
+    """What ``register_for_auto_class`` does: save_pretrained copies the file and names the class in auto_map."""
+    getattr(module, FAMILIES[family].config.split(":")[1])._auto_class = "AutoConfig"
+
+
+def _mark_modeling(module) -> None:
+    for table in ("AUTO_CLASSES", "LINEAGE_AUTO_CLASSES"):
+        for auto_name, class_name in getattr(module, table, {}).items():
+            getattr(module, class_name)._auto_class = auto_name
+
+
+def _mark_tokenizers(names, module) -> None:
+    for name in names:
+        getattr(module, name)._auto_class = "AutoTokenizer"
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``callbacks[name](module)`` once module ``name`` has run, whoever imports it (a ``sys.meta_path`` finder:
+    it asks the finders after it for the module's spec and wraps its loader; the module's ``__loader__`` and
+    ``__spec__.loader`` are the original ones again once it has run)."""
+
+    def __init__(self):
+        self.callbacks = {}
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.callbacks:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _CallbackLoader(spec.loader, self.callbacks[name])
+        return spec
+
+
+class _CallbackLoader(importlib.abc.Loader):
+    def __init__(self, loader, callbacks):
+        self.loader, self.callbacks = loader, callbacks
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            self.loader.exec_module(module)
+        finally:
+            if getattr(module, "__loader__", None) is self:
+                module.__loader__ = self.loader
+            if getattr(getattr(module, "__spec__", None), "loader", None) is self:
+                module.__spec__.loader = self.loader
+        for callback in list(self.callbacks):
+            callback(module)
+
+    def __getattr__(self, name):  # get_source, get_resource_reader, is_package, ...
+        return getattr(self.loader, name)
+
+
+_HOOK = _AfterImport()
+_DONE: dict = {}  # (module name, key) -> the module object its callback last ran for
+
+
+def _when_imported(name: str, key: str, callback) -> None:
+    """``callback(module)`` now if module ``name`` is imported, and each time it is (again); one callback per key."""
+    def once(module):
+        if _DONE.get((name, key)) is not module:
+            _DONE[(name, key)] = module
+            callback(module)
+
+    once.key = key
+    callbacks = _HOOK.callbacks.setdefault(name, [])
+    if not any(getattr(c, "key", None) == key for c in callbacks):
+        callbacks.append(once)
+    if _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)
+    if name in sys.modules:
+        once(sys.modules[name])
+
+
+def register_all() -> None:
+    """Register every family with transformers' Auto classes (``AutoConfig``, ``AutoModel*``, ``AutoTokenizer``,
+    hf_lineage's ``AutoModelForIntentAndSlots``), the question-answering pipeline and PEFT's LoRA targets, lazily:
+    each takes effect when transformers' module for it is imported (now if it is), and the model classes are imported
+    on their first lookup. Idempotent; ``import hf_lineage`` calls it."""
+    with _lazy_lock:
+        for family, spec in FAMILIES.items():
+            _when_imported(_module_name(spec.config.split(":")[0]), f"config:{family}",
+                           lambda module, family=family: _mark_config(family, module))
+            _when_imported(_module_name(spec.modeling), "modeling", _mark_modeling)
+            tokenizers = {}
+            for reference in (spec.tokenizer, spec.fast_tokenizer):
+                if reference:
+                    module, name = reference.split(":")
+                    tokenizers.setdefault(_module_name(module), []).append(name)
+            for module, names in tokenizers.items():
+                _when_imported(module, f"tokenizers:{','.join(names)}",
+                               lambda module, names=tuple(names): _mark_tokenizers(names, module))
+        _when_imported("transformers.models.auto.configuration_auto", "registry", _register_configs)
+        _when_imported("transformers.models.auto.modeling_auto", "registry", _register_models)
+        _when_imported("transformers.models.auto.tokenization_auto", "registry", _register_tokenizers)
+        _when_imported("transformers.pipelines", "registry", _register_pipelines)
+        _when_imported("peft.utils.constants", "registry", _register_peft)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from hf_lineage.engine.cli import main
+from hf_lineage.pretrain_cli import main
 
 from conftest import REPO
 

@@ -810,7 +810,7 @@ def test_gpt_objective_packs_documents_with_end_of_text_and_uses_the_papers_opti
 
 
 def test_pretrain_gpt_streaming(wikitext, tmp_path):
-    from hf_lineage.engine.cli import main
+    from hf_lineage.pretrain_cli import main
 
     out = tmp_path / "stream"
     assert main(["gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"), "--streaming",

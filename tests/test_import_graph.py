@@ -8,6 +8,17 @@ the engine's optimiser builder was entirely inside functions). Imports under ``i
 never run, but a module that names another's type back for its annotations is a circle all the same (the one between
 ``vectors.word_vectors`` and its ``formats``/``conversion`` mixins was such). Not seen: ``importlib.import_module`` by
 name (the "module:Name" strings of the registry's family entries).
+
+Circles are looked for twice: between modules, and between the package's folders. The folder graph collapses every
+module to its top-level part (``hf_lineage.engine.loop`` -> ``hf_lineage.engine``; a top-level module such as
+``hf_lineage.pretrain_dispatch`` is its own node, and so is the package root ``hf_lineage``): a folder imports another
+when any of its modules, ``__init__`` or ``__main__`` included, imports any module of the other. Two circles lived
+there while the module graph had none: ``engine/cli.py`` -> ``pretrain_dispatch`` -> ``engine``, and
+``checkpoints/build.py`` -> ``lineage`` -> (``lineage/settings.py``) ``checkpoints``. Both were allowed because LAYERS
+placed those two modules on floors above their own folder's. No module is its own node in the folder graph, whatever
+LAYERS says (a ``__main__`` neither: it is run as part of its folder and imports for it), and LAYERS therefore names
+only whole folders and top-level modules (checked): one folder, one floor, so that "a module never imports a higher
+layer" also means "a folder never imports a higher folder".
 """
 
 from __future__ import annotations
@@ -22,9 +33,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hf_lineage"
 
-# Layers, lowest first, each module with why it sits there: a module may import its own layer and those below, never
-# one above. A module's layer is that of the longest name listed here that is it or a package holding it
-# ("hf_lineage" stands for the package root alone).
+# Layers, lowest first, each folder or top-level module with why it sits there: a module may import its own layer and
+# those below, never one above. A module's layer is that of its top-level folder or module listed here ("hf_lineage"
+# stands for the package root alone); nothing deeper is listed (test_a_folder_sits_on_one_layer).
 LAYERS = [
     {
         # Copied next to the weights when a model is saved, for trust_remote_code: torch, transformers and same-folder
@@ -61,9 +72,9 @@ LAYERS = [
     {
         "hf_lineage.pretrain_dispatch": "pretrain(): checks the arguments once, then runs the engine or hands the "
         "family's CPU trainer its own typed arguments; above both",
-        "hf_lineage.engine.cli": "hf-lineage pretrain's command line: it runs pretrain_dispatch.pretrain, so it sits "
-        "above it although its flags are the engine's PretrainArguments",
-        "hf_lineage.engine.__main__": "python -m hf_lineage.engine (accelerate launch -m): the command line",
+        "hf_lineage.pretrain_cli": "hf-lineage pretrain's command line (and python -m hf_lineage.pretrain_cli, what "
+        "accelerate launch -m runs): the engine's PretrainArguments as flags, the run handed to "
+        "pretrain_dispatch.pretrain, so beside it, above the engine",
         "hf_lineage.pretrain": "deprecated: the old address of the pretrain names; it warns, and nothing imports it",
     },
     {
@@ -72,9 +83,10 @@ LAYERS = [
         "hf_lineage.compression": "makes trained models smaller (head pruning); beside the recipes that train them",
     },
     {
-        "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
-        "hf_lineage.checkpoints.build": "builds the shipped folders with the experiment's pretraining stage",
-        "hf_lineage.checkpoints.cli": "`hf-lineage checkpoints`: lists, builds and pushes the shipped folders",
+        "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family; builds the "
+        "shipped checkpoints with its pretraining stage (lineage.checkpoint_build)",
+        "hf_lineage.checkpoints_cli": "`hf-lineage checkpoints`: lists, builds (lineage.checkpoint_build) and pushes "
+        "the shipped folders (the checkpoints package, a floor below)",
     },
     {
         "hf_lineage.crosslingual": "the cross-lingual experiment, built from the lineage's settings, stages, "
@@ -136,6 +148,22 @@ def import_graph() -> dict[str, dict[str, int]]:
     return graph
 
 
+def folder_of(module: str) -> str:
+    """A module's top-level folder or module: ``hf_lineage.engine.loop`` -> ``hf_lineage.engine``; the root is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_graph(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, str]]:
+    """folder -> {imported folder: "module:line" of the first import that makes the edge}; no self-edges."""
+    folders = {}
+    for module, edges in sorted(graph.items()):
+        into = folders.setdefault(folder_of(module), {})
+        for target, line in sorted(edges.items()):
+            if folder_of(target) != folder_of(module):
+                into.setdefault(folder_of(target), f"{module}:{line} imports {target}")
+    return folders
+
+
 def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
     """One import circle as [a, b, ..., a], or None; depth-first, in sorted order so the answer is stable."""
     done, on_path, path = set(), set(), []
@@ -183,6 +211,37 @@ def test_no_import_circles():
     if cycle:
         steps = [f"{a} (line {graph[a][b]}) -> {b}" for a, b in zip(cycle, cycle[1:])]
         pytest.fail("import circle:\n  " + "\n  ".join(steps))
+
+
+def test_no_import_circles_between_folders():
+    """A circle between folders is one too, whatever the modules' layers: ``engine/cli.py`` imported
+    ``pretrain_dispatch``, which imports ``engine``."""
+    folders = folder_graph(import_graph())
+    cycle = find_cycle(folders)
+    if cycle:
+        pytest.fail("import circle between folders:\n  " + "\n  ".join(
+            f"{a} -> {b} ({folders[a][b]})" for a, b in zip(cycle, cycle[1:])))
+
+
+def test_the_folder_check_finds_the_two_old_circles():
+    """The two circles the module check missed (issue 51), on the edges they had, are found between folders."""
+    old = {"hf_lineage.engine.cli": {"hf_lineage.pretrain_dispatch": 13, "hf_lineage.engine": 12},
+           "hf_lineage.pretrain_dispatch": {"hf_lineage.engine": 24},
+           "hf_lineage.engine": {"hf_lineage.objectives": 40}, "hf_lineage.objectives": {}}
+    assert find_cycle(old) is None  # no circle between modules
+    assert find_cycle(folder_graph(old)) == ["hf_lineage.engine", "hf_lineage.pretrain_dispatch", "hf_lineage.engine"]
+    old = {"hf_lineage.checkpoints.build": {"hf_lineage.lineage.pretraining": 24, "hf_lineage.lineage.settings": 25},
+           "hf_lineage.lineage.settings": {"hf_lineage.checkpoints": 555},
+           "hf_lineage.lineage.pretraining": {"hf_lineage.lineage.settings": 20}, "hf_lineage.checkpoints": {}}
+    assert find_cycle(old) is None
+    assert find_cycle(folder_graph(old)) == ["hf_lineage.checkpoints", "hf_lineage.lineage", "hf_lineage.checkpoints"]
+
+
+def test_a_folder_sits_on_one_layer():
+    """LAYERS names whole folders and top-level modules only: a module placed above its own folder is how both old
+    circles passed the layer check."""
+    deeper = [name for layer in LAYERS for name in layer if folder_of(name) != name]
+    assert not deeper, f"LAYERS places modules apart from their folder: {deeper}"
 
 
 def test_every_module_has_a_layer():
@@ -251,8 +310,8 @@ OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import")
 
 def test_nothing_imports_the_deprecated_pretrain_module():
     """``hf_lineage.pretrain`` is kept for users' scripts only: the package imports it nowhere, and the tests (but
-    the shim's own, below), benchmarks and recipes use the new places (``pretrain_dispatch``, ``engine.cli``,
-    ``python -m hf_lineage.engine``)."""
+    the shim's own, below), benchmarks and recipes use the new places (``pretrain_dispatch``, ``pretrain_cli``,
+    ``python -m hf_lineage.pretrain_cli``)."""
     assert [module for module, edges in import_graph().items() if "hf_lineage.pretrain" in edges] == []
     root = PACKAGE.parent
     users = [f"{path.relative_to(root)}:{number}" for folder in ("tests", "benchmarks", "recipes")
@@ -271,12 +330,26 @@ def test_the_old_pretrain_address_still_runs_and_warns_where_users_see_it():
     assert run.returncode == 0, run.stderr[-2000:]
     assert "usage: hf-lineage pretrain" in run.stdout and "--backend" in run.stdout
     assert "FutureWarning: hf_lineage.pretrain is deprecated" in run.stderr
-    assert "python -m hf_lineage.engine" in run.stderr
+    assert "python -m hf_lineage.pretrain_cli" in run.stderr
     code = ("import warnings\nwarnings.simplefilter('error')\n"
             "try:\n    import hf_lineage.pretrain\nexcept FutureWarning as w:\n    print('warned', w)\n"
-            "import hf_lineage.pretrain_dispatch as d, hf_lineage.engine.cli as c\n"
+            "import hf_lineage.pretrain_dispatch as d, hf_lineage.pretrain_cli as c\n"
             "print(d.pretrain.__module__, c.main.__module__)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "warned hf_lineage.pretrain is deprecated" in run.stdout
-    assert "hf_lineage.pretrain_dispatch hf_lineage.engine.cli" in run.stdout
+    assert "hf_lineage.pretrain_dispatch hf_lineage.pretrain_cli" in run.stdout
+
+
+def test_python_m_engine_still_runs_the_command_and_warns():
+    """``python -m hf_lineage.engine`` was the command line until it moved above the engine (``pretrain_cli``): its
+    ``__main__`` imports nothing of the package (the graph has no edge from it) and runs the new module by name,
+    with a FutureWarning, so old launch lines keep working."""
+    run = subprocess.run([sys.executable, "-m", "hf_lineage.engine", "--help"], capture_output=True, text=True,
+                         timeout=300, cwd=PACKAGE.parent)
+    assert run.returncode == 0 and "usage: hf-lineage pretrain" in run.stdout, run.stderr[-2000:]
+    assert "FutureWarning" in run.stderr and "python -m hf_lineage.pretrain_cli" in run.stderr
+    assert import_graph()["hf_lineage.engine.__main__"] == {}
+    run = subprocess.run([sys.executable, "-m", "hf_lineage.pretrain_cli", "--help"], capture_output=True, text=True,
+                         timeout=300, cwd=PACKAGE.parent)
+    assert run.returncode == 0 and "usage: hf-lineage pretrain" in run.stdout, run.stderr[-2000:]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import hf_lineage.pretrain_dispatch as dispatch
-from hf_lineage.engine.cli import main
+from hf_lineage.pretrain_cli import main
 from hf_lineage.engine.pretrain_arguments import given_options
 from hf_lineage.lineage import pretraining
 from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
@@ -322,7 +322,7 @@ def bert_run(corpus, out, *extra, family="bert"):
 
 
 def test_the_objective_switches_parse_and_default_to_the_papers():
-    from hf_lineage.engine.cli import build_parser
+    from hf_lineage.pretrain_cli import build_parser
 
     given = vars(build_parser().parse_args(["bert", "--output-dir", "o", "--no-next-sentence-prediction",
                                             "--mlm-probability", "0.2", "--mask-split", "0.5,0.25,0.25"]))

@@ -1,7 +1,7 @@
 """The one pre-training engine every family shares, on Accelerate: one CPU, one GPU or many machines.
 
     hf-lineage pretrain bert --config tiny --train-file corpus.txt --output-dir out/bert
-    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.engine bert ...
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain_cli bert ...
 
 or from Python (``hf_lineage.pretrain_dispatch.pretrain`` checks the arguments, then hands the run to this engine or
 to the family's own CPU trainer, ``hf_lineage.word_vector_trainers``)::
@@ -19,9 +19,10 @@ names.
 * ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
 * ``resume``       — the run's folder, checkpoints and resume;
-* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
-* ``cli``          — ``hf-lineage pretrain`` (and ``python -m hf_lineage.engine``), which sits above
-  ``hf_lineage.pretrain_dispatch``: it runs either backend.
+* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``).
+
+The command line, ``hf-lineage pretrain`` (``python -m hf_lineage.pretrain_cli``), is ``hf_lineage.pretrain_cli``,
+above ``hf_lineage.pretrain_dispatch`` (it runs either backend) and so above this folder, which imports neither.
 
 Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
 number of processes or where a run was resumed (``hf_lineage.data.examples``); losses are normalised by counts over

@@ -111,7 +111,7 @@ def arguments_from_namespace(namespace: dict) -> LineageArguments:
 def run_namespace(namespace: dict) -> int:
     """``hf-lineage lineage``: bad arguments exit with 2 before anything is written; a failed stage makes the exit
     status 1 after the report is written."""
-    from ..engine.cli import end_processes
+    from ..pretrain_cli import end_processes
 
     given = sys.argv[2:] if sys.argv[1:2] == ["lineage"] else sys.argv[1:]  # hf-lineage lineage / python -m
     try:

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, Scale, library_family
+from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, LineageFamily, Scale, library_family
 from .stages import process_state
 
 
@@ -56,23 +56,18 @@ def _buffer_names(model_dir: Path) -> set:
     return set(model.state_dict()) - parameters
 
 
-# config.json's width and depth keys of each family: (width keys, layer keys); the first present counts. A family not
-# listed is one vector per word of ``vector_size`` (word2vec, svd, glove).
-SIZE_KEYS = {"bert": (("hidden_size",), ("num_hidden_layers",)), "gpt": (("hidden_size",), ("num_hidden_layers",)),
-             "elmo": (("projection_size", "lstm_cell_size"), ("num_lstm_layers",)),
-             "nnlm": (("embedding_size",), ())}
-STATIC_SIZE_KEYS = (("vector_size",), ())
-
-
 def describe_size(family: str, config: dict) -> str:
-    """A pretrained folder's size in words, from its config.json: "layers × width" ("2 × 64"; ELMo's LSTM width after
-    its projection) or "64-d" for one vector per word (the named config, when recorded, is the table's own column)."""
-    widths, layers = SIZE_KEYS.get(family, STATIC_SIZE_KEYS)
+    """A pretrained folder's size in words, from its config.json and the family's ``size_keys``
+    (``settings.LINEAGE_FAMILIES``): "layers × width" ("2 × 64"; ELMo's LSTM width after its projection) or "64-d"
+    for one vector per word (NNLM's "64-d, hidden 128"; the named config, when recorded, is the table's own column).
+    A family the lineage does not list reads as one vector per word of ``vector_size``."""
+    spec = LINEAGE_FAMILIES.get(family)
+    widths, layers, more = spec.size_keys if spec else LineageFamily.size_keys
     width = next((config[k] for k in widths if config.get(k)), None)
     depth = next((config[k] for k in layers if config.get(k)), None)
     text = "not recorded" if width is None else (f"{depth} × {width}" if depth else f"{width}-d")
-    if family == "nnlm" and config.get("hidden_size"):
-        text += f", hidden {config['hidden_size']}"
+    if width is not None:
+        text += "".join(f", {k.removesuffix('_size').replace('_', ' ')} {config[k]}" for k in more if config.get(k))
     return text
 
 

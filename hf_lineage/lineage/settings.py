@@ -71,6 +71,10 @@ class LineageFamily:
     # fine-tuned as (None: its own name), and the ``PretrainArguments`` it changes (its ``sizes`` the config).
     library_family: str | None = None
     pretrain_options: dict = field(default_factory=dict)
+    # Its size as the report writes it, from a pretrained folder's config.json (``pretraining.describe_size``): (width
+    # keys, layer keys, further keys), the first width and layer key present counting ("2 × 64"; no layer key: "64-d",
+    # one vector per word), each further key present added by name (NNLM: "64-d, hidden 128").
+    size_keys: tuple = (("vector_size",), (), ())
 
 
 # The tiny scale's budget is equal pretraining time, fixed as the corpus words each family reads in that time on the
@@ -97,6 +101,7 @@ _BERT_SIZES = {"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05
                "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})}
 _BERT_RATES = {"tiny": 1e-3, "small": 1e-4, "base": 5e-5}
 _BERT_WORDS = 1_850_000
+_TRANSFORMER_SIZE_KEYS = (("hidden_size",), ("num_hidden_layers",), ())
 
 # Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
 LINEAGE_FAMILIES = {
@@ -113,7 +118,8 @@ LINEAGE_FAMILIES = {
         sizes={"tiny": ("tiny", {"embedding_size": 64, "hidden_size": 128, "context_size": 4}, {}),
                "small": ("mlp1", {"embedding_size": 256, "hidden_size": 512}, {}),
                "base": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {})},
-        finetune_learning_rate=_STATIC_RATES, equal_time_words=380_000, word_level=True, perplexity="causal"),
+        finetune_learning_rate=_STATIC_RATES, equal_time_words=380_000, word_level=True, perplexity="causal",
+        size_keys=(("embedding_size",), (), ("hidden_size",))),
     "word2vec": LineageFamily(
         "word2vec", "tab:olive", "skip-gram/CBOW, negative sampling", "frozen", "frozen", "static",
         sizes={"tiny": ("tiny", {"vector_size": 64, "window": 5, "negative": 5, "min_count": 2}, {}),
@@ -137,7 +143,7 @@ LINEAGE_FAMILIES = {
                "small": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
                "base": ("original", {}, {})},
         finetune_learning_rate={"tiny": 3e-3, "small": 1e-3, "base": 1e-3}, equal_time_words=280_000,
-        perplexity="causal"),
+        perplexity="causal", size_keys=(("projection_size", "lstm_cell_size"), ("num_lstm_layers",), ())),
     "gpt": LineageFamily(
         "GPT", "tab:blue", "causal LM", "finetuned", "finetuned", "gpt",
         # lm_loss_weight 0 at tiny: GPT's auxiliary LM loss off when fine-tuning on 1,000 examples. Radford et al.
@@ -147,11 +153,11 @@ LINEAGE_FAMILIES = {
         sizes={"tiny": ("tiny", {"lm_loss_weight": 0.0}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
                "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("gpt", {}, {})},
         finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 6.25e-5}, equal_time_words=700_000,
-        perplexity="causal", sweep_learning_rate=True),
+        perplexity="causal", sweep_learning_rate=True, size_keys=_TRANSFORMER_SIZE_KEYS),
     "bert": LineageFamily(
         "BERT", "tab:red", "masked LM + NSP (validation: masked LM)", "finetuned", "finetuned", "bert",
         sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="masked",
-        sweep_learning_rate=True),
+        sweep_learning_rate=True, size_keys=_TRANSFORMER_SIZE_KEYS),
     # BERT's ablations (Devlin et al. 2018, table 5; issue 45), run when named: `--families bert bert-no-nsp bert-ltr
     # --pretrain`. Each is BERT at its size, on its data and word budget, with one ingredient changed; they have no
     # shipped checkpoint. "No NSP": the same [CLS] A [SEP] B [SEP] pairs, the NSP loss dropped. "LTR & No NSP":
@@ -162,7 +168,7 @@ LINEAGE_FAMILIES = {
         "BERT no NSP", "tab:pink", "masked LM only: the same pairs, no NSP loss (validation: masked LM)", "finetuned",
         "finetuned", "ablation", sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS,
         perplexity="masked", sweep_learning_rate=True, in_default_run=False, library_family="bert",
-        pretrain_options={"next_sentence_prediction": False}),
+        pretrain_options={"next_sentence_prediction": False}, size_keys=_TRANSFORMER_SIZE_KEYS),
     "bert-ltr": LineageFamily(
         "BERT left-to-right", "tab:orange", "left-to-right LM with BERT's architecture (is_decoder), no NSP",
         "finetuned", "finetuned", "ablation",
@@ -170,7 +176,7 @@ LINEAGE_FAMILIES = {
                for scale, (config, overrides, training) in _BERT_SIZES.items()},
         finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="causal",
         sweep_learning_rate=True, in_default_run=False, library_family="bert",
-        pretrain_options={"next_sentence_prediction": False}),
+        pretrain_options={"next_sentence_prediction": False}, size_keys=_TRANSFORMER_SIZE_KEYS),
 }
 
 

@@ -3,74 +3,61 @@
 Each ``configuration_lineage_<family>.py`` / ``modeling_lineage_<family>.py`` pair is self-contained (it imports
 only torch, transformers and same-folder siblings) because ``save_pretrained`` copies it next to the weights for
 ``trust_remote_code`` loading.
+
+The public names below are read from their files on first use (PEP 562): ``import hf_lineage.models`` imports no
+configuration or modeling file (nor torch); ``from hf_lineage.models import LineageBertModel`` imports
+``modeling_lineage_bert`` then.
 """
 
-from .configuration_lineage_bert import LineageBertConfig
-from .modeling_lineage_bert import (
-    LineageBertForCausalLM,
-    LineageBertForMaskedLM,
-    LineageBertForMultipleChoice,
-    LineageBertForNextSentencePrediction,
-    LineageBertForPreTraining,
-    LineageBertForQuestionAnswering,
-    LineageBertForSequenceClassification,
-    LineageBertForTokenClassification,
-    LineageBertModel,
-    LineageBertPreTrainedModel,
-)
-from .configuration_lineage_gpt import LineageGPTConfig
-from .modeling_lineage_gpt import (
-    LineageGPTForCausalLM,
-    LineageGPTForMultipleChoice,
-    LineageGPTForQuestionAnswering,
-    LineageGPTForSequenceClassification,
-    LineageGPTForTokenClassification,
-    LineageGPTModel,
-    LineageGPTPreTrainedModel,
-    LineageGPTTaskOutput,
-)
-from .configuration_lineage_nnlm import LineageNNLMConfig
-from .modeling_lineage_nnlm import (
-    LineageNNLMForCausalLM,
-    LineageNNLMModel,
-    LineageNNLMModelOutput,
-    LineageNNLMPreTrainedModel,
-)
-from .configuration_lineage_word2vec import LineageWord2VecConfig
-from .modeling_lineage_word2vec import (
-    LineageWord2VecForPreTraining,
-    LineageWord2VecModel,
-    LineageWord2VecPreTrainedModel,
-    LineageWord2VecPreTrainingOutput,
-)
-from .configuration_lineage_elmo import LineageElmoConfig
-from .modeling_lineage_elmo import (
-    LineageElmoForCausalLM,
-    LineageElmoForPreTraining,
-    LineageElmoModel,
-    LineageElmoModelOutput,
-    LineageElmoPreTrainedModel,
-    LineageElmoPreTrainingOutput,
-)
-from .configuration_lineage_svd import LineageSvdConfig
-from .modeling_lineage_svd import LineageSvdModel, LineageSvdPreTrainedModel
-from .configuration_lineage_glove import LineageGloveConfig
-from .modeling_lineage_glove import LineageGloveModel, LineageGlovePreTrainedModel
-from .cache_lineage_utils import LSTMStateCache
-from .tokenization_lineage_elmo import LineageElmoTokenizer, LineageElmoTokenizerFast
+import importlib
 
-__all__ = ["LineageBertConfig", "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice", "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering", "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel", "LineageBertPreTrainedModel", "LineageGPTConfig", "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForQuestionAnswering", "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel", "LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageNNLMConfig", "LineageNNLMForCausalLM", "LineageNNLMModel", "LineageNNLMModelOutput", "LineageNNLMPreTrainedModel", "LineageWord2VecConfig", "LineageWord2VecForPreTraining", "LineageWord2VecModel", "LineageWord2VecPreTrainedModel", "LineageWord2VecPreTrainingOutput", "LineageElmoConfig", "LineageElmoForCausalLM", "LineageElmoForPreTraining", "LineageElmoModel", "LineageElmoModelOutput", "LineageElmoPreTrainedModel", "LineageElmoPreTrainingOutput", "LineageElmoTokenizer", "LineageElmoTokenizerFast", "LineageSvdConfig", "LineageSvdModel", "LineageSvdPreTrainedModel", "LineageGloveConfig", "LineageGloveModel", "LineageGlovePreTrainedModel", "LSTMStateCache"]
+# Where each public name lives (the file in this folder).
+_PUBLIC = {
+    "configuration_lineage_bert": ["LineageBertConfig"],
+    "modeling_lineage_bert": [
+        "LineageBertForCausalLM", "LineageBertForMaskedLM", "LineageBertForMultipleChoice",
+        "LineageBertForNextSentencePrediction", "LineageBertForPreTraining", "LineageBertForQuestionAnswering",
+        "LineageBertForSequenceClassification", "LineageBertForTokenClassification", "LineageBertModel",
+        "LineageBertPreTrainedModel", "LineageBertForIntentAndSlots"],
+    "configuration_lineage_gpt": ["LineageGPTConfig"],
+    "modeling_lineage_gpt": [
+        "LineageGPTForCausalLM", "LineageGPTForMultipleChoice", "LineageGPTForQuestionAnswering",
+        "LineageGPTForSequenceClassification", "LineageGPTForTokenClassification", "LineageGPTModel",
+        "LineageGPTPreTrainedModel", "LineageGPTTaskOutput", "LineageGPTForIntentAndSlots"],
+    "configuration_lineage_nnlm": ["LineageNNLMConfig"],
+    "modeling_lineage_nnlm": [
+        "LineageNNLMForCausalLM", "LineageNNLMModel", "LineageNNLMModelOutput", "LineageNNLMPreTrainedModel",
+        "LineageNNLMForIntentAndSlots"],
+    "configuration_lineage_word2vec": ["LineageWord2VecConfig"],
+    "modeling_lineage_word2vec": [
+        "LineageWord2VecForPreTraining", "LineageWord2VecModel", "LineageWord2VecPreTrainedModel",
+        "LineageWord2VecPreTrainingOutput", "LineageWord2VecForIntentAndSlots"],
+    "configuration_lineage_elmo": ["LineageElmoConfig"],
+    "modeling_lineage_elmo": [
+        "LineageElmoForCausalLM", "LineageElmoForPreTraining", "LineageElmoModel", "LineageElmoModelOutput",
+        "LineageElmoPreTrainedModel", "LineageElmoPreTrainingOutput", "LineageElmoForIntentAndSlots"],
+    "tokenization_lineage_elmo": ["LineageElmoTokenizer", "LineageElmoTokenizerFast"],
+    "configuration_lineage_svd": ["LineageSvdConfig"],
+    "modeling_lineage_svd": ["LineageSvdModel", "LineageSvdPreTrainedModel", "LineageSvdForIntentAndSlots"],
+    "configuration_lineage_glove": ["LineageGloveConfig"],
+    "modeling_lineage_glove": ["LineageGloveModel", "LineageGlovePreTrainedModel", "LineageGloveForIntentAndSlots"],
+    "cache_lineage_utils": ["LSTMStateCache"],
+    # Joint intent classification and slot filling, every family (hf_lineage.AutoModelForIntentAndSlots picks by
+    # config).
+    "modeling_lineage_intent_and_slots": ["IntentAndSlotsOutput"],
+}
+_MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
 
-# Joint intent classification and slot filling, every family (hf_lineage.AutoModelForIntentAndSlots picks by config).
-from .modeling_lineage_bert import LineageBertForIntentAndSlots  # noqa: E402
-from .modeling_lineage_elmo import LineageElmoForIntentAndSlots  # noqa: E402
-from .modeling_lineage_glove import LineageGloveForIntentAndSlots  # noqa: E402
-from .modeling_lineage_gpt import LineageGPTForIntentAndSlots  # noqa: E402
-from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput  # noqa: E402
-from .modeling_lineage_nnlm import LineageNNLMForIntentAndSlots  # noqa: E402
-from .modeling_lineage_svd import LineageSvdForIntentAndSlots  # noqa: E402
-from .modeling_lineage_word2vec import LineageWord2VecForIntentAndSlots  # noqa: E402
+__all__ = list(_MODULE_OF)
 
-__all__ += ["IntentAndSlotsOutput", "LineageBertForIntentAndSlots", "LineageElmoForIntentAndSlots",
-            "LineageGloveForIntentAndSlots", "LineageGPTForIntentAndSlots", "LineageNNLMForIntentAndSlots", "LineageSvdForIntentAndSlots",
-            "LineageWord2VecForIntentAndSlots"]
+
+def __getattr__(name):
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_MODULE_OF})

@@ -3,6 +3,11 @@
     hf-lineage checkpoints list
     hf-lineage checkpoints build --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens   # 15 min a family
     hf-lineage checkpoints push bert someone/lineage-bert-tiny    # a shipped folder, with its card and code, to the Hub
+
+It sits above both halves it joins: the shipped folders (``hf_lineage.checkpoints``, low: data and their paths) and
+their build (``hf_lineage.lineage.checkpoint_build``, the lineage's pretraining stage). It was
+``hf_lineage/checkpoints/cli.py``, and the build ``checkpoints/build.py``: one folder on two floors, a circle between
+``checkpoints`` and ``lineage``.
 """
 
 from __future__ import annotations
@@ -14,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..pretrained_folder import check_push, push_folder, write_code
-from . import FAMILIES, HERE, available, path, training_record
-from .build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
+from .checkpoints import FAMILIES, HERE, available, path, training_record
+from .lineage.checkpoint_build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
+from .pretrained_folder import check_push, push_folder, write_code
 
 
 def description() -> str:

@@ -1,6 +1,11 @@
-"""``hf-lineage pretrain`` (and ``python -m hf_lineage.engine``, the module ``accelerate launch -m`` runs): one flag
-per field of ``PretrainArguments``, the run handed to ``hf_lineage.pretrain_dispatch.pretrain``, which picks the
-engine or the family's own CPU trainer. It sits above that module, not in the engine's layer."""
+"""``hf-lineage pretrain`` (and ``python -m hf_lineage.pretrain_cli``, the module ``accelerate launch -m`` runs): one
+flag per field of the engine's ``PretrainArguments``, the run handed to ``hf_lineage.pretrain_dispatch.pretrain``, which
+picks the engine or the family's own CPU trainer. It sits beside that module, above the engine (it was
+``hf_lineage/engine/cli.py``, whose import of ``pretrain_dispatch`` made a circle between the folders)::
+
+    python -m hf_lineage.pretrain_cli bert --config tiny --train-file corpus.txt --output-dir out/bert
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain_cli bert ...
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,9 @@ import json
 import sys
 from dataclasses import fields
 
-from .. import engine
-from ..pretrain_dispatch import pretrain
-from .pretrain_arguments import PretrainArguments, PretrainError
+from . import engine
+from .engine.pretrain_arguments import PretrainArguments, PretrainError
+from .pretrain_dispatch import pretrain
 
 
 def parse_set(pairs: list[str]) -> dict:
@@ -84,7 +89,7 @@ FLAG_HELP = {
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    from ..registry import FAMILIES
+    from .registry import FAMILIES
 
     parser = parser or argparse.ArgumentParser(prog="hf-lineage pretrain", description=description())
     parser.add_argument("family", help=f"model family: {', '.join(FAMILIES)}")
@@ -142,3 +147,7 @@ def end_processes() -> None:
 
     if PartialState._shared_state:
         PartialState().destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

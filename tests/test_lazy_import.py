@@ -1,0 +1,129 @@
+"""``import hf_lineage`` registers every family with transformers' Auto classes lazily: it imports neither torch nor
+any modeling file (nor transformers' Auto modules), and a model class is imported on its first lookup
+(``hf_lineage.registry``: an import hook runs the registrations when transformers' Auto modules load; the model
+classes are held by name until read). Each check runs in a fresh interpreter, since a module once imported stays."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code: str) -> dict:
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_package_imports_no_torch_and_no_modeling_file():
+    out = _run("""
+        import json, sys
+        import hf_lineage
+        loaded = sorted(m for m in sys.modules if m.startswith("hf_lineage.models.")
+                        or m in ("torch", "transformers.modeling_utils", "transformers.models.auto.modeling_auto"))
+        print(json.dumps({"loaded": loaded, "names": set(hf_lineage.__all__) <= set(dir(hf_lineage))}))
+    """)
+    assert out == {"loaded": [], "names": True}
+
+
+def test_a_model_loads_through_the_auto_classes_importing_its_own_modeling_file_alone():
+    out = _run("""
+        import json, sys
+        import hf_lineage
+        from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
+        folder = str(hf_lineage.checkpoints.path("gpt"))
+        config = AutoConfig.from_pretrained(folder)
+        after_config = sorted(m for m in sys.modules if m.startswith("hf_lineage.models.modeling_lineage_"))
+        model = AutoModel.from_pretrained(folder)
+        lm = AutoModelForCausalLM.from_config(config)
+        tokenizer = AutoTokenizer.from_pretrained(str(hf_lineage.checkpoints.path("elmo")))
+        print(json.dumps({
+            "config": type(config).__name__, "model": type(model).__name__, "lm": type(lm).__name__,
+            "tokenizer": type(tokenizer).__name__, "auto_class": type(lm)._auto_class,
+            "config_auto_class": type(config)._auto_class, "after_config": after_config,
+            "modeling": sorted(m for m in sys.modules if m.startswith("hf_lineage.models.modeling_lineage_")
+                               and m != "hf_lineage.models.modeling_lineage_intent_and_slots")}))
+    """)
+    assert out == {"config": "LineageGPTConfig", "model": "LineageGPTModel", "lm": "LineageGPTForCausalLM",
+                   "tokenizer": "LineageElmoTokenizerFast", "auto_class": "AutoModelForCausalLM",
+                   "config_auto_class": "AutoConfig", "after_config": [],
+                   "modeling": ["hf_lineage.models.modeling_lineage_gpt", "hf_lineage.models.modeling_lineage_static",
+                                "hf_lineage.models.modeling_lineage_utils"]}
+
+
+def test_registration_works_whichever_is_imported_first_and_reads_like_eager_registration():
+    """transformers' Auto modules imported before hf_lineage; every family's classes found in every mapping, as
+    ``register_family`` registers them; the lazy entries never leak out as names."""
+    out = _run("""
+        import json
+        import transformers
+        from transformers import AutoConfig, AutoModelForMaskedLM
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+        import hf_lineage
+        from hf_lineage import registry
+        missing = []
+        for family in registry.FAMILIES:
+            config_class, modeling = registry.family_classes(family)
+            if AutoConfig.for_model(f"lineage-{family}").__class__ is not config_class:
+                missing.append(("AutoConfig", family))
+            for auto_name, class_name in modeling.AUTO_CLASSES.items():
+                if getattr(transformers, auto_name)._model_mapping[config_class] is not getattr(modeling, class_name):
+                    missing.append((auto_name, family))
+            for auto_name, class_name in modeling.LINEAGE_AUTO_CLASSES.items():
+                if registry.LINEAGE_AUTO_CLASSES[auto_name]._model_mapping[config_class] is not getattr(modeling,
+                                                                                                      class_name):
+                    missing.append((auto_name, family))
+        values = MODEL_FOR_CAUSAL_LM_MAPPING.values()
+        print(json.dumps({"missing": missing, "all_classes": all(isinstance(v, type) for v in values),
+                          "intent": hf_lineage.AutoModelForIntentAndSlots is registry.AutoModelForIntentAndSlots}))
+    """)
+    assert out == {"missing": [], "all_classes": True, "intent": True}
+
+
+def test_the_pipeline_and_the_names_of_the_package_still_work():
+    out = _run("""
+        import json, sys
+        import hf_lineage
+        from hf_lineage import LineageBertConfig, WordVectors
+        from transformers import pipeline
+        from transformers.pipelines import PIPELINE_REGISTRY
+        task = PIPELINE_REGISTRY.supported_tasks["question-answering"]["impl"].__name__
+        generator = pipeline("text-generation", model=str(hf_lineage.checkpoints.path("gpt")))
+        text = generator("the", max_new_tokens=2, do_sample=False)[0]["generated_text"]
+        print(json.dumps({"task": task, "text": isinstance(text, str), "config": LineageBertConfig.model_type,
+                          "vectors": WordVectors.__name__}))
+    """)
+    assert out == {"task": "LineageQuestionAnsweringPipeline", "text": True, "config": "lineage-bert",
+                   "vectors": "WordVectors"}
+
+
+def test_the_command_line_help_imports_no_torch():
+    out = _run("""
+        import contextlib, io, json, sys
+        from hf_lineage import cli
+        with contextlib.redirect_stdout(io.StringIO()) as help_text:
+            try:
+                cli.main(["--help"])
+            except SystemExit:
+                pass
+        print(json.dumps({"torch": "torch" in sys.modules, "listed": "pretrain" in help_text.getvalue()}))
+    """)
+    assert out == {"torch": False, "listed": True}
+
+
+def test_a_modeling_file_imported_first_still_registers_its_own_classes():
+    """A family's modeling file imported before transformers' Auto model module: it imports that module before its
+    own ``AUTO_CLASSES`` is defined, which sets off the registration mid-import; the registry then reads the table
+    from the source, so every Auto class still has the family (BERT went missing from all of them once)."""
+    out = _run("""
+        import json
+        import hf_lineage
+        from hf_lineage.models import LineageBertForPreTraining  # before transformers' modeling_auto
+        import transformers
+        from hf_lineage.models.modeling_lineage_bert import AUTO_CLASSES, LineageBertConfig
+        found = {name: LineageBertConfig in getattr(transformers, name)._model_mapping for name in AUTO_CLASSES}
+        print(json.dumps(found))
+    """)
+    assert out and all(out.values()), out
