@@ -55,6 +55,17 @@ def _seed():
     torch.manual_seed(0)
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Tiny recurrent models gain nothing from a second thread, and on a shared CPU they lose a lot to it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def wordpiece_tokenizer():
     from hf_lineage.tokenization import train_wordpiece_tokenizer

@@ -31,13 +31,7 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "park", "riv
 VOCAB = ["<pad>", "<UNK>", "<S>", "</S>", *WORDS]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny recurrent models gain nothing from a second thread, and on a shared CPU they lose a lot to it."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

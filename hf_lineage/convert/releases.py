@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .sources import ConversionError, one_line
+from .sources import ConversionError
 
 
 @dataclass
@@ -153,7 +153,7 @@ def write_release(release: Release, family: str, folder: Path, *, sources: list[
     parameters = sum(p.numel() for p in model.parameters())
     save_final(model, release.tokenizer, folder, card_extra=card_section(release, command),
                languages=[release.language] if release.language else None, base_model=release.base_model)
-    _set_license(folder / "README.md", release.license, release.source)
+    _finish_card(folder / "README.md", release.license, release.source)
     record = {
         "family": family, "converted_from": release.source, "sources": sources, "command": command or None,
         "words_seen": release.words_seen, "words_seen_from": release.words_seen_from or None,
@@ -163,7 +163,7 @@ def write_release(release: Release, family: str, folder: Path, *, sources: list[
     (folder / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def _set_license(card: Path, license: str, source: str) -> None:
+def _finish_card(card: Path, license: str, source: str) -> None:
     """The release's license in the card's metadata, and its opening line naming the release it was converted from
     (the generic card, written by ``save_pretrained``, knows no base and says "trained from scratch")."""
     import re
@@ -196,10 +196,6 @@ Converted from the published release **{release.source}** by hf_lineage; the wei
 {release.citation.strip()}
 ```
 """
-
-
-def describe_error(error: BaseException) -> str:
-    return one_line(error)
 
 
 __all__ = ["CONVERTERS", "ELMO_RELEASES", "NO_RELEASE", "PUBLISHED", "PublishedRelease", "Release", "convert",
