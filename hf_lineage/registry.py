@@ -505,8 +505,22 @@ def _register_tokenizers(tokenization_auto) -> None:
         content.pending.append(lambda family=family: register(family))
 
 
+QUESTION_ANSWERING_PIPELINE_MODULE = "hf_lineage.models.pipeline_lineage_question_answering"
+
+
 def _register_pipelines(pipelines) -> None:
+    module = sys.modules.get(QUESTION_ANSWERING_PIPELINE_MODULE)
+    if module is not None and not hasattr(module, "LineageQuestionAnsweringPipeline"):
+        # Our pipeline module, imported first, is importing ``transformers.pipelines`` for its base class and has not
+        # defined its own yet: ``_pipeline_module_ran`` registers the task once it has (importing it here is a
+        # circular import; save_pretrained was the first caller to meet it).
+        return
     register_question_answering_pipeline()
+
+
+def _pipeline_module_ran(module) -> None:
+    if "transformers.pipelines" in sys.modules:
+        register_question_answering_pipeline()
 
 
 def _register_peft(constants) -> None:
@@ -621,4 +635,5 @@ def register_all() -> None:
         _when_imported("transformers.models.auto.modeling_auto", "registry", _register_models)
         _when_imported("transformers.models.auto.tokenization_auto", "registry", _register_tokenizers)
         _when_imported("transformers.pipelines", "registry", _register_pipelines)
+        _when_imported(QUESTION_ANSWERING_PIPELINE_MODULE, "registry", _pipeline_module_ran)
         _when_imported("peft.utils.constants", "registry", _register_peft)

@@ -127,3 +127,22 @@ def test_a_modeling_file_imported_first_still_registers_its_own_classes():
         print(json.dumps(found))
     """)
     assert out and all(out.values()), out
+
+
+def test_saving_a_model_first_registers_the_question_answering_pipeline_without_a_circular_import():
+    """``save_pretrained`` imports our pipeline module before ``transformers.pipelines``: the module's own import of
+    transformers' ``Pipeline`` sets off the pipeline registration while the module is half-run, which once raised
+    ``ImportError: ... partially initialized module`` in every save (transformers' common tests caught it)."""
+    out = _run("""
+        import json, tempfile
+        import hf_lineage
+        from hf_lineage.models import LineageBertConfig, LineageBertForQuestionAnswering
+        config = LineageBertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                   intermediate_size=16, max_position_embeddings=16)
+        with tempfile.TemporaryDirectory() as folder:
+            LineageBertForQuestionAnswering(config).save_pretrained(folder)
+        from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
+        impl = PIPELINE_REGISTRY.supported_tasks["question-answering"]["impl"].__name__
+        print(json.dumps({"impl": impl, "removed": "question-answering" in REMOVED_TASKS}))
+    """)
+    assert out == {"impl": "LineageQuestionAnsweringPipeline", "removed": False}
