@@ -15,14 +15,13 @@ def families_table(width: int = 100) -> str:
     """The families as a table: columns as wide as their longest entry, each family's classes wrapped under it."""
     import textwrap
 
-    from .registry import family_classes
+    from .registry import family_summary  # read from the families' sources: no class imported (torch)
 
     rows, classes = [("family", "model_type", "named sizes")], []
     for family in FAMILIES:
-        config_class, modeling = family_classes(family)
-        rows.append((family, config_class.model_type, ", ".join(config_class.named_sizes)))
-        own = getattr(modeling, "LINEAGE_AUTO_CLASSES", {})  # hf_lineage's own Auto classes (intent and slots)
-        classes.append(", ".join(dict.fromkeys([*modeling.AUTO_CLASSES.values(), *own.values()])))
+        summary = family_summary(family)
+        rows.append((family, summary["model_type"], ", ".join(summary["named_sizes"])))
+        classes.append(", ".join(summary["classes"]))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     indent = " " * (widths[0] + 2)
     lines = []

@@ -16,7 +16,6 @@ from dataclasses import fields
 
 from . import engine
 from .engine.pretrain_arguments import PretrainArguments, PretrainError
-from .pretrain_dispatch import pretrain
 
 
 def parse_set(pairs: list[str]) -> dict:
@@ -127,6 +126,8 @@ def main(argv=None) -> int:
 
 def run_namespace(namespace: dict) -> int:
     from huggingface_hub.errors import StrictDataclassError
+
+    from .pretrain_dispatch import pretrain  # torch: imported when a run starts, not for the parser or --help
 
     namespace = {k: v for k, v in namespace.items() if k not in ("command", "func")}
     try:

@@ -420,6 +420,63 @@ def _config_ref(family: str) -> _Ref:
 _TABLES: dict = {}
 
 
+def _source_tree(module: str) -> ast.Module:
+    """A module's source, parsed, without running it (hf_lineage.models' files are found in that folder)."""
+    spec = importlib.util.find_spec(module) if not module.startswith("hf_lineage.models.") else None
+    origin = spec.origin if spec else Path(__file__).parent / "models" / f"{module.rsplit('.', 1)[1]}.py"
+    return ast.parse(Path(origin).read_text(encoding="utf-8"))
+
+
+def _config_facts(family: str) -> tuple[str, list[str]]:
+    """A family's ``model_type`` and the names of its config's ``named_sizes``: from the class when it is imported
+    already, else read from its source (``_config_facts_in_source``), else from the class, imported."""
+    module = _module_name(FAMILIES[family].config.split(":")[0])
+    found = None if module in sys.modules else _config_facts_in_source(family)
+    if found is None:
+        config_class = load_object(FAMILIES[family].config)
+        found = config_class.model_type, list(config_class.named_sizes)
+    return found
+
+
+def _config_facts_in_source(family: str) -> tuple[str, list[str]] | None:
+    """``_config_facts`` read from the config class's own body with ``ast`` (importing the class imports torch,
+    through transformers' ``PreTrainedConfig``); None when the body does not hold both as literals (a subclass that
+    inherits its sizes)."""
+    module, name = FAMILIES[family].config.split(":")
+    try:
+        tree = _source_tree(_module_name(module))
+    except (OSError, SyntaxError, ImportError):
+        return None
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            for item in node.body:
+                if isinstance(item, ast.Assign) and len(item.targets) == 1:
+                    target = item.targets[0]
+                elif isinstance(item, ast.AnnAssign):
+                    target = item.target
+                else:
+                    continue
+                if isinstance(target, ast.Name) and item.value is not None:
+                    found[target.id] = item.value
+    model_type, sizes = found.get("model_type"), found.get("named_sizes")
+    if isinstance(model_type, ast.Constant) and isinstance(model_type.value, str) and isinstance(sizes, ast.Dict) \
+            and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in sizes.keys):
+        return model_type.value, [key.value for key in sizes.keys]
+    return None
+
+
+def family_summary(family: str) -> dict:
+    """What ``hf-lineage families`` lists of a family, found without importing its classes (torch): ``model_type``,
+    ``named_sizes`` (the config's size names) and ``classes`` (its modeling module's Auto classes, then hf_lineage's
+    own, as ``AUTO_CLASSES`` and ``LINEAGE_AUTO_CLASSES`` name them), each read from the source as registration reads
+    them."""
+    model_type, sizes = _config_facts(family)
+    tables = _auto_tables(family)
+    classes = list(dict.fromkeys([*tables["AUTO_CLASSES"].values(), *tables["LINEAGE_AUTO_CLASSES"].values()]))
+    return {"model_type": model_type, "named_sizes": sizes, "classes": classes}
+
+
 def _auto_tables(family: str) -> dict:
     """The ``AUTO_CLASSES`` and ``LINEAGE_AUTO_CLASSES`` tables of a family's modeling module, read from its source
     with ``ast`` (dict literals), so registering does not import it; imported instead when they are not literals."""
@@ -432,9 +489,7 @@ def _auto_tables(family: str) -> dict:
     if module not in _TABLES:
         tables = None
         try:
-            spec = importlib.util.find_spec(module) if not module.startswith("hf_lineage.models.") else None
-            origin = spec.origin if spec else Path(__file__).parent / "models" / f"{module.rsplit('.', 1)[1]}.py"
-            tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+            tree = _source_tree(module)
             found = {}
             for node in tree.body:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \

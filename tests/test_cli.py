@@ -51,6 +51,20 @@ def test_families_table_is_aligned_and_wrapped(capsys):
     assert cli.main(["families"]) == 0 and "lineage-elmo" in capsys.readouterr().out
 
 
+def test_the_families_table_reads_from_the_sources_what_the_classes_say():
+    """``hf-lineage families`` reads each family's model type, size names and Auto classes from its files' sources,
+    importing no class (torch): they must say what the classes do."""
+    from hf_lineage.registry import _config_facts_in_source, family_classes, family_summary
+
+    for family in FAMILIES:
+        config_class, modeling = family_classes(family)
+        assert _config_facts_in_source(family) == (config_class.model_type, list(config_class.named_sizes)), family
+        classes = [*modeling.AUTO_CLASSES.values(), *getattr(modeling, "LINEAGE_AUTO_CLASSES", {}).values()]
+        assert family_summary(family) == {"model_type": config_class.model_type,
+                                          "named_sizes": list(config_class.named_sizes),
+                                          "classes": list(dict.fromkeys(classes))}, family
+
+
 @pytest.fixture
 def base_and_data(tmp_path, wordpiece_tokenizer):
     base = tmp_path / "base"

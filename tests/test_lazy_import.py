@@ -1,7 +1,8 @@
 """``import hf_lineage`` registers every family with transformers' Auto classes lazily: it imports neither torch nor
 any modeling file (nor transformers' Auto modules), and a model class is imported on its first lookup
 (``hf_lineage.registry``: an import hook runs the registrations when transformers' Auto modules load; the model
-classes are held by name until read). Each check runs in a fresh interpreter, since a module once imported stays."""
+classes are held by name until read), and the command line's help and families table import no torch either. Each
+check runs in a fresh interpreter, since a module once imported stays."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 
 def _run(code: str) -> dict:
@@ -99,18 +102,40 @@ def test_the_pipeline_and_the_names_of_the_package_still_work():
                    "vectors": "WordVectors"}
 
 
-def test_the_command_line_help_imports_no_torch():
-    out = _run("""
+def _subcommands() -> list[str]:
+    """Every ``hf-lineage`` subcommand, as the command line's own parser lists them (a new one is checked too)."""
+    import argparse
+
+    from hf_lineage import cli
+
+    parser = cli.build_parser(only=set())  # names and help lines alone: imports no subcommand's module
+    return list(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+
+# What parsing arguments must not import: torch, and what stands on it or is slow to import.
+HEAVY = ("torch", "transformers.modeling_utils", "transformers.configuration_utils", "datasets", "accelerate",
+         "sklearn", "scipy")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["families"], *([name, "--help"] for name in _subcommands())],
+                         ids=" ".join)
+def test_the_command_line_help_and_the_families_table_import_no_torch(argv):
+    """``hf-lineage --help``, every subcommand's ``--help`` and ``hf-lineage families`` build their parsers (and the
+    table) from plain data: the task and family tables name their classes by "module:Name", and each command imports
+    what it runs when it runs (the timings: docs/benchmarks.md, "Start-up")."""
+    out = _run(f"""
         import contextlib, io, json, sys
         from hf_lineage import cli
-        with contextlib.redirect_stdout(io.StringIO()) as help_text:
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
             try:
-                cli.main(["--help"])
-            except SystemExit:
-                pass
-        print(json.dumps({"torch": "torch" in sys.modules, "listed": "pretrain" in help_text.getvalue()}))
+                code = cli.main({argv!r})
+            except SystemExit as exit_:
+                code = exit_.code
+        print(json.dumps({{"code": code, "shown": shown.getvalue()[:200],
+                          "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
     """)
-    assert out == {"torch": False, "listed": True}
+    assert out["code"] in (0, None) and out["shown"], out
+    assert out["heavy"] == [], f"hf-lineage {' '.join(argv)} imported {out['heavy']}"
 
 
 def test_a_modeling_file_imported_first_still_registers_its_own_classes():

@@ -214,7 +214,7 @@ def backends(tmp_path, monkeypatch):
     note what they were given, the engine stops where it would build its Accelerator. Returns a function of the
     arguments that runs pretrain() and returns which one ran, and the list of (family, the trainer's own arguments)
     the CPU trainers got."""
-    import hf_lineage.engine
+    from hf_lineage.engine import loop
     from hf_lineage.word_vector_trainers import svd, word2vec
 
     corpus = tmp_path / "train.txt"
@@ -226,7 +226,7 @@ def backends(tmp_path, monkeypatch):
     def start_accelerator(args):
         raise EngineStarted
 
-    monkeypatch.setattr(hf_lineage.engine, "start_accelerator", start_accelerator)
+    monkeypatch.setattr(loop, "start_accelerator", start_accelerator)  # run_engine imports it from there
     monkeypatch.delenv("WORLD_SIZE", raising=False)
 
     def run(family, gpu=False, **given):

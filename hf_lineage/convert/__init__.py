@@ -1,7 +1,7 @@
 """Import and export between lineage models and other implementations.
 
 ``from_transformers(model)`` turns a transformers model into the matching lineage model with the same weights;
-``to_transformers(model)`` goes back. Each family adds its pairs to ``_CONVERTERS``::
+``to_transformers(model)`` goes back. Each family adds its converter module to ``_CONVERTERS``::
 
     >>> from transformers import BertForPreTraining
     >>> from hf_lineage.convert import from_transformers, to_transformers
@@ -9,19 +9,33 @@
     >>> to_transformers(lineage).save_pretrained("exported")   # loads with plain transformers
 """
 
-from . import bert, gpt
-from .word2vec import from_gensim  # a trained gensim Word2Vec -> (LineageWord2VecForPreTraining, tokenizer)
+import importlib
 
-# module per family; each has CLASS_PAIRS {transformers class name: lineage class name}, from_/to_transformers
-_CONVERTERS = [bert, gpt]
+# Module per family, of this folder; each has CLASS_PAIRS {transformers class name: lineage class name},
+# from_/to_transformers. Imported on the first conversion (they import torch and the model classes), so that importing
+# this package (``hf-lineage convert --help``) does not.
+_CONVERTERS = ("bert", "gpt")
+
+
+def __getattr__(name):
+    """The converter modules, and ``from_gensim`` (a trained gensim Word2Vec -> (LineageWord2VecForPreTraining,
+    tokenizer)), imported on first use (PEP 562)."""
+    if name in _CONVERTERS:
+        return importlib.import_module(f".{name}", __name__)
+    if name == "from_gensim":
+        from .word2vec import from_gensim
+
+        return from_gensim
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _converter_for(class_name: str, lineage_side: bool):
-    for converter in _CONVERTERS:
+    converters = [importlib.import_module(f".{name}", __name__) for name in _CONVERTERS]
+    for converter in converters:
         names = converter.CLASS_PAIRS.values() if lineage_side else converter.CLASS_PAIRS.keys()
         if class_name in names:
             return converter
-    known = sorted(n for c in _CONVERTERS for n in (c.CLASS_PAIRS.values() if lineage_side else c.CLASS_PAIRS))
+    known = sorted(n for c in converters for n in (c.CLASS_PAIRS.values() if lineage_side else c.CLASS_PAIRS))
     raise ValueError(f"No converter for {class_name}; supported: {', '.join(known)}")
 
 

@@ -33,16 +33,14 @@ resuming after a SIGKILL continues bit for bit (``resume``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..objectives import PretrainingObjective
-from ..registry import family_classes
 from ..pretrained_folder import push_folder
-from .base_model import continued_model, load_base
+from ..registry import family_classes
 from .pretrain_arguments import PretrainArguments, PretrainError, hub_model_id
-from .resume import resume
-from .loaders import build_loaders, load_data
-from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
-from .results import save_run
+
+if TYPE_CHECKING:
+    from ..objectives import PretrainingObjective
 
 __all__ = ["PretrainArguments", "PretrainError", "run_engine"]
 
@@ -51,6 +49,14 @@ def run_engine(args: PretrainArguments, objective: PretrainingObjective, given: 
     """Pre-train ``args.family`` on the engine, from arguments ``pretrain_dispatch.pretrain`` has checked and settled
     (``given``: the options as the caller gave them); returns the output directory, which then holds a
     ``save_pretrained`` model."""
+    # The steps' modules (torch, Accelerate, datasets) are imported here, when a run starts, so that importing the
+    # engine (``hf-lineage pretrain --help`` reads PretrainArguments and this docstring) imports none of them.
+    from .base_model import continued_model, load_base
+    from .loaders import build_loaders, load_data
+    from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
+    from .results import save_run
+    from .resume import resume
+
     # A continued run's base model, tokenizer and config (--init-from), checked before anything is written.
     base = load_base(args, objective, given) if args.init_from else None
     output_dir = Path(args.output_dir)

@@ -10,7 +10,6 @@ import sys
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
-from ..data.examples import corpus_paths, named_languages
 from ..pretrained_folder import check_push
 from ..registry import FAMILIES
 
@@ -233,6 +232,7 @@ def run_identity(args) -> dict:
 
 def check_arguments(args: PretrainArguments, objective) -> None:
     """Everything that can be checked without reading the data, before anything is written."""
+    from ..data.examples import corpus_paths  # torch: imported here, not by `hf-lineage pretrain --help`
     from ..registry import family_classes
 
     config_class, _ = family_classes(args.family)
@@ -301,6 +301,8 @@ def check_hub_arguments(args: PretrainArguments) -> None:
 def check_languages(args: PretrainArguments, objective) -> None:
     """A multilingual corpus (``--train-file LANG=PATH``, repeated): only for a family whose objective weights
     languages (``multilingual``: BERT), on local files read whole, with α in [0, 1]."""
+    from ..data.examples import named_languages
+
     try:
         languages = named_languages(args.train_file)
         named_languages(args.validation_file)  # validation files may be tagged too; they are read as they are

@@ -7,7 +7,6 @@ import argparse
 import sys
 
 from ..convert.releases import PUBLISHED
-from . import experiment
 from .settings import (
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
@@ -21,7 +20,9 @@ from .stages import process_state
 
 
 def description() -> str:
-    return experiment.__doc__.split("\n")[0]
+    # Here rather than experiment's docstring, so that --help does not import every stage (numpy, the statistics,
+    # the report); run_namespace imports experiment.
+    return "the history of NLP pretraining as one reproducible experiment."
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -112,6 +113,7 @@ def run_namespace(namespace: dict) -> int:
     """``hf-lineage lineage``: bad arguments exit with 2 before anything is written; a failed stage makes the exit
     status 1 after the report is written."""
     from ..pretrain_cli import end_processes
+    from . import experiment
 
     given = sys.argv[2:] if sys.argv[1:2] == ["lineage"] else sys.argv[1:]  # hf-lineage lineage / python -m
     try:

@@ -8,8 +8,12 @@ imports only huggingface_hub and the standard library.
 
 import os
 import re
+from typing import TYPE_CHECKING
 
-from huggingface_hub import EvalResult, ModelCard, ModelCardData
+# huggingface_hub's card classes are imported by the functions that write cards: their module imports the Hub client
+# (half a second), and the tables here are read by command lines that only parse their options.
+if TYPE_CHECKING:
+    from huggingface_hub import EvalResult, ModelCardData
 
 # The tag that marks a card as hf_lineage's: a card with it is kept when a model is pushed (``keep_lineage_card``).
 LIBRARY_TAG = "hf-lineage"
@@ -83,9 +87,11 @@ def hub_dataset_ids(sources) -> list[str]:
 
 
 def card_data(model_type: str, class_name: str, *, base_model=None, datasets=(), language=(), license=LICENSE,
-              model_name=None, eval_results=None, tags=()) -> ModelCardData:
+              model_name=None, eval_results=None, tags=()) -> "ModelCardData":
     """The card's metadata: ``tags`` hold ``hf-lineage`` and the model type; ``base_model`` and ``datasets`` only as
     Hub ids; ``model-index`` when ``eval_results`` (``EvalResult``s) are given."""
+    from huggingface_hub import ModelCardData
+
     return ModelCardData(
         library_name="transformers", license=license, language=list(language) or None,
         datasets=hub_dataset_ids(datasets) or None, base_model=hub_id(base_model),
@@ -95,7 +101,7 @@ def card_data(model_type: str, class_name: str, *, base_model=None, datasets=(),
     )
 
 
-def card_text(data: ModelCardData, body: str) -> str:
+def card_text(data: "ModelCardData", body: str) -> str:
     """README.md: ``data`` as the YAML header, then ``body``."""
     return f"---\n{data.to_yaml()}\n---\n\n{body.lstrip()}"
 
@@ -103,6 +109,8 @@ def card_text(data: ModelCardData, body: str) -> str:
 def update_card(text: str, **metadata) -> str:
     """``text`` (a card, with or without a YAML header) with the ``metadata`` fields set; None or an empty list
     leaves one as it is. ``datasets`` and ``base_model`` are kept to Hub ids."""
+    from huggingface_hub import ModelCard
+
     card = ModelCard(text)
     if metadata.get("datasets"):
         metadata["datasets"] = hub_dataset_ids(metadata["datasets"])
@@ -115,8 +123,10 @@ def update_card(text: str, **metadata) -> str:
 
 
 def model_index_results(results: dict, task_type: str, dataset_id: str, dataset_name: str, dataset_config=None,
-                 split: str = "validation") -> list[EvalResult]:
+                 split: str = "validation") -> "list[EvalResult]":
     """``model-index`` entries of a run's evaluation metrics (``eval_accuracy``, ``eval_f1``, ...; numbers only)."""
+    from huggingface_hub import EvalResult
+
     return [EvalResult(task_type=task_type, dataset_type=dataset_id, dataset_name=dataset_name,
                        dataset_config=dataset_config, dataset_split=split, metric_type=name.removeprefix("eval_"),
                        metric_value=value)
@@ -173,6 +183,8 @@ def keep_lineage_card(path: str, model, repo_id: str) -> None:
     """Before ``push_to_hub`` uploads a folder: transformers has just written the Hub repo's card, or its generic
     one, over the card ``save_pretrained`` wrote (``path``). A lineage card (the repo's own, a recipe's with its
     results) stays, as transformers keeps a repo's card; any other is replaced by this model's, with its tags."""
+    from huggingface_hub import ModelCard
+
     found = ModelCard.load(path) if os.path.isfile(path) else None
     if found is not None and LIBRARY_TAG in (found.data.tags or []):
         return

@@ -9,8 +9,8 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from transformers import GenerationConfig, PreTrainedConfig
-
+# transformers is imported by the functions that need it: its PreTrainedConfig imports torch, and the tables here
+# (PAIR_ENCODINGS, TASK_HEADS, ...) are read by command lines that parse their options without it.
 
 # Keyword arguments a person may give besides a config's own fields: the ones transformers' ``PreTrainedConfig``
 # itself accepts (its ``__post_init__`` consumes or stores them), the keys ``save_pretrained`` writes
@@ -41,6 +41,8 @@ INTENT_AND_SLOTS_KEYS = frozenset({"intent_labels", "slot_loss_weight"})
 
 def _generation_keys() -> set[str]:
     # Generation settings that old configs carry; PreTrainedConfig drops them on load (private API: guarded).
+    from transformers import GenerationConfig
+
     try:
         return set(GenerationConfig._get_default_generation_params())
     except AttributeError:
@@ -52,6 +54,8 @@ def check_known_kwargs(config, kwargs: dict) -> None:
     transformers' own keys, with a ValueError naming them and the nearest field. For names a person types:
     ``from_named``'s overrides and ``hf-lineage pretrain --set`` (``check_overrides``). The config classes
     themselves accept unknown keys, as transformers' configs do."""
+    from transformers import PreTrainedConfig
+
     config_class = config if isinstance(config, type) else type(config)
     known = sorted(f.name for f in fields(config_class))
     unknown = sorted(set(kwargs) - set(known) - TRANSFORMERS_KEYS - INTENT_AND_SLOTS_KEYS - _generation_keys())

@@ -34,37 +34,59 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from dataclasses import dataclass, field
 from typing import Callable
 
-from transformers import (
-    AutoModelForCausalLM,
-    AutoModelForMultipleChoice,
-    AutoModelForQuestionAnswering,
-    AutoModelForSequenceClassification,
-    AutoModelForTokenClassification,
-    Seq2SeqTrainingArguments,
-    TrainingArguments,
-)
 
-from ..registry import AutoModelForIntentAndSlots
-from . import classification, generation, intent_and_slots, labeling, multiple_choice, question_answering
-from .recipe_arguments import DataTrainingArguments, ModelArguments, parse_arguments, run_cli
-from .splits import read_data_file, standardize
+class _Reference:
+    """A ``Task`` field given as a ``"module:name"`` string (or a tuple of them), imported on first read, as the
+    registry's families name their classes: the table itself imports no recipe, transformers' model classes nor torch,
+    so ``hf-lineage finetune --help`` lists the tasks from it at once. A field given an object keeps it
+    (``dataclasses.replace(task, run=...)``); a relative module is one of this package's."""
+
+    def __set_name__(self, owner, name):
+        self.name = f"_{name}"
+
+    def __get__(self, task, owner=None):
+        if task is None:
+            return self
+        value = task.__dict__[self.name]
+        if isinstance(value, str) or (isinstance(value, tuple) and any(isinstance(v, str) for v in value)):
+            value = tuple(map(_load, value)) if isinstance(value, tuple) else _load(value)
+            task.__dict__[self.name] = value
+        return value
+
+    def __set__(self, task, value):
+        if isinstance(value, _Reference):  # the field's "default": not given
+            raise TypeError(f"Task needs {self.name[1:]}")
+        task.__dict__[self.name] = value
+
+
+def _load(reference):
+    if not isinstance(reference, str):
+        return reference
+    module, name = reference.split(":")
+    return getattr(importlib.import_module(module, __name__), name)
 
 
 @dataclass(frozen=True)
 class Task:
-    """One fine-tuning task: how its command line is parsed, which model it needs, and the code that runs it."""
+    """One fine-tuning task: how its command line is parsed, which model it needs, and the code that runs it. The last
+    three are given as ``"module:name"`` references and imported when first read (``_Reference``)."""
 
     name: str  # as ``recipes/<name>.py`` and ``hf-lineage finetune <name>`` call it
     description: str  # one line, for ``hf-lineage finetune --help``
-    auto_class: type  # the Auto class a checkpoint's family needs for the task (generation: or an encoder, below)
-    arguments: tuple  # the dataclasses HfArgumentParser fills, in the order ``run`` takes them, training's last
-    run: Callable  # run(*arguments, callbacks=None) -> the metrics of all_results.json
+    # The Auto class a checkpoint's family needs for the task (generation: or an encoder, below).
+    auto_class: type = field(default=_Reference(), repr=False)
+    # The dataclasses HfArgumentParser fills, in the order ``run`` takes them, training's last.
+    arguments: tuple = field(default=_Reference(), repr=False)
+    run: Callable = field(default=_Reference(), repr=False)  # run(*arguments, callbacks=None) -> all_results.json's
 
     def parse(self, argv=None) -> tuple:
         """The task's argument dataclasses from ``argv`` (default ``sys.argv[1:]``) or one ``.json`` file."""
+        from .recipe_arguments import parse_arguments
+
         return parse_arguments(argv, dataclass_types=self.arguments)
 
     def main(self, argv=None) -> dict:
@@ -72,25 +94,45 @@ class Task:
         return self.run(*self.parse(argv))
 
 
-_ARGUMENTS = (ModelArguments, DataTrainingArguments, TrainingArguments)
+_ARGUMENTS = (".recipe_arguments:ModelArguments", ".recipe_arguments:DataTrainingArguments",
+              "transformers:TrainingArguments")
 
 TASKS = {task.name: task for task in [
     Task("sequence_labeling", "a tag per word: NER (seqeval F1), POS (accuracy)",
-         AutoModelForTokenClassification, _ARGUMENTS, labeling.run),
+         "transformers:AutoModelForTokenClassification", _ARGUMENTS, ".labeling:run"),
     Task("classification", "a label per sentence (SST-2, TREC): accuracy, macro-F1",
-         AutoModelForSequenceClassification, _ARGUMENTS, classification.run),
+         "transformers:AutoModelForSequenceClassification", _ARGUMENTS, ".classification:run"),
     Task("sentence_pairs", "a label per sentence pair (MRPC, RTE): accuracy, macro-F1, F1",
-         AutoModelForSequenceClassification, _ARGUMENTS, classification.run_pairs),
+         "transformers:AutoModelForSequenceClassification", _ARGUMENTS, ".classification:run_pairs"),
     # A family without a causal LM (BERT) generates as the encoder of an EncoderDecoderModel.
     Task("generation", "translation, data-to-text (Multi30k, E2E): sacreBLEU, ROUGE",
-         AutoModelForCausalLM, (ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments), generation.run),
+         "transformers:AutoModelForCausalLM", (*_ARGUMENTS[:2], "transformers:Seq2SeqTrainingArguments"),
+         ".generation:run"),
     Task("question_answering", "extractive QA (SQuAD 1.1/2.0): exact match, F1, shortcut checks",
-         AutoModelForQuestionAnswering, question_answering.ARGUMENTS, question_answering.run),
+         "transformers:AutoModelForQuestionAnswering", ".question_answering:ARGUMENTS", ".question_answering:run"),
     Task("intent_and_slots", "an intent per utterance and a slot tag per word (ATIS, SNIPS)",
-         AutoModelForIntentAndSlots, _ARGUMENTS, intent_and_slots.run),
+         "..registry:AutoModelForIntentAndSlots", _ARGUMENTS, ".intent_and_slots:run"),
     Task("multiple_choice", "one of N choices per context (SWAG, a cloze): accuracy",
-         AutoModelForMultipleChoice, multiple_choice.ARGUMENTS, multiple_choice.run),
+         "transformers:AutoModelForMultipleChoice", ".multiple_choice:ARGUMENTS", ".multiple_choice:run"),
 ]}
+
+# The shared pieces, imported on first use (PEP 562): they import transformers' TrainingArguments and datasets.
+_LAZY = {"DataTrainingArguments": "recipe_arguments", "ModelArguments": "recipe_arguments",
+         "parse_arguments": "recipe_arguments", "run_cli": "recipe_arguments", "read_data_file": "splits",
+         "standardize": "splits"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = ["TASKS", "DataTrainingArguments", "ModelArguments", "Task", "parse_arguments", "read_data_file", "run_cli",
            "standardize"]
