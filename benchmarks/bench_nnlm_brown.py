@@ -31,13 +31,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kneser_ney import KneserNey  # noqa: E402
-
-from hf_lineage import LineageNNLMConfig, LineageNNLMForCausalLM  # noqa: E402
-from hf_lineage.models.modeling_lineage_nnlm import shift_labels  # noqa: E402
-from hf_lineage.objectives.nnlm import DataCollatorForNNLM, NNLMBlocks, word_stream  # noqa: E402
-from hf_lineage.tokenization import train_wordlevel_tokenizer  # noqa: E402
+from hf_lineage import LineageNNLMConfig, LineageNNLMForCausalLM
+from hf_lineage.minimal_pairs.kneser_ney import KneserNey
+from hf_lineage.models.modeling_lineage_nnlm import shift_labels
+from hf_lineage.objectives.nnlm import DataCollatorForNNLM, NNLMBlocks, word_stream
+from hf_lineage.tokenization import train_wordlevel_tokenizer
 
 BROWN = Path(__file__).resolve().parents[2] / "shared" / "data" / "brown" / "brown_sentences.txt"
 

@@ -81,6 +81,8 @@ LAYERS = [
         "hf_lineage.tasks": "fine-tuning on the four task types (Trainer), from pretrained folders",
         "hf_lineage.analysis": "looks inside saved models (polysemy, attention heads, probes); trains none of them",
         "hf_lineage.compression": "makes trained models smaller (head pruning); beside the recipes that train them",
+        "hf_lineage.minimal_pairs": "scores saved models zero-shot on minimal pairs (hf-lineage evaluate); trains "
+        "nothing but its n-gram's counts, and the experiment above may report it",
     },
     {
         "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family; builds the "

@@ -10,6 +10,8 @@ README (source, license, how it was built) of its files.
     crosslingual/   German and French UPOS test and dev sets and dev text for zero-shot cross-lingual POS tagging
                     (scripts/make_crosslingual_samples.py)
     cloze/          the multiple-choice cloze over UD English EWT, SWAG's columns (scripts/make_cloze_sample.py)
+    blimp/          BLiMP's published accuracies per paradigm, shown beside ``hf-lineage evaluate minimal-pairs``'
+                    rows (scripts/make_blimp_samples.py)
 
 Every folder is written by its builder in ``scripts/`` (named above), a developer tool outside the package; the
 package only reads the written files. The folders are data; the code here only names them, and imports nothing of the
@@ -32,12 +34,13 @@ SLOTS = SAMPLES / "slots"
 ANALYSIS = SAMPLES / "analysis"
 CROSSLINGUAL = SAMPLES / "crosslingual"
 CLOZE = SAMPLES / "cloze"
-FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS, CROSSLINGUAL, CLOZE)
+BLIMP = SAMPLES / "blimp"
+FOLDERS = (LINEAGE, CONTEXT_TASKS, QA, SLOTS, ANALYSIS, CROSSLINGUAL, CLOZE, BLIMP)
 
 
 def path(folder: str, name: str | None = None) -> Path:
     """The shipped sample folder ``folder`` (``lineage``, ``context_tasks``, ``qa``, ``slots``, ``analysis``,
-    ``crosslingual``, ``cloze``), or the file ``name`` in it."""
+    ``crosslingual``, ``cloze``, ``blimp``), or the file ``name`` in it."""
     known = {f.name: f for f in FOLDERS}
     if folder not in known:
         raise ValueError(f"no shipped sample folder {folder!r}; shipped: {', '.join(known)}")

@@ -1,6 +1,8 @@
 """Interpolated Kneser-Ney n-gram language model (Chen and Goodman 1998, "An Empirical Study of Smoothing
-Techniques for Language Modeling", section 3.6 and the modified discounts of 4.1.6), the n-gram baseline of
-``bench_nnlm_brown.py``. Pure Python and numpy; a trigram on a million words trains in seconds.
+Techniques for Language Modeling", section 3.6 and the modified discounts of 4.1.6): the count-based language model
+that Bengio et al.'s NNLM replaced. It scores minimal pairs beside the neural families (``hf-lineage evaluate
+minimal-pairs --models kneser-ney:5``, through ``WordKneserNey``) and is the n-gram baseline of
+``benchmarks/bench_nnlm_brown.py``. Pure Python and numpy; a trigram on a million words trains in seconds.
 
 For order k and context h (the k − 1 previous words)::
 
@@ -18,6 +20,9 @@ Example::
     lm = KneserNey(train_ids, order=3, vocab_size=16000)
     lm.log_prob(history=(12, 7), word=42)
     lm.perplexity(test_ids)      # every word after the first order − 1 (the start context) is predicted
+
+    words = WordKneserNey(open("wiki.train.tokens"), order=5)     # words of text lines, </s> after each line
+    words.sentence_log_prob("Mary doesn 't like herself .".split())
 """
 
 from __future__ import annotations
@@ -77,6 +82,10 @@ class KneserNey:
             p = (c - self._d(k, c) if c else 0.0) / total + self.backoff[k][h] / total * p
         return p
 
+    def log_prob(self, history: tuple, word: int) -> float:
+        """log P(word | history), natural log."""
+        return math.log(self.prob(history, word))
+
     def prob_vector(self, history: tuple) -> np.ndarray:
         """P(· | history) over the whole vocabulary, (vocab_size,)."""
         p = np.full(self.vocab_size, 1.0 / self.vocab_size)
@@ -111,3 +120,47 @@ class KneserNey:
                 assert abs(vector[w] - self.prob(h, w)) < 1e-12, (h, w)
             worst = max(worst, abs(vector.sum() - 1.0))
         return worst
+
+
+START = "</s>"
+UNKNOWN = "<unk>"
+
+
+class WordKneserNey:
+    """A Kneser-Ney language model over the words of text lines, read as the NNLM's pre-training reads its corpus
+    (``hf_lineage.objectives.nnlm.word_stream``): one stream of the whitespace-separated words, each non-blank line
+    followed by ``</s>``, the stream preceded by order − 1 ``</s>``; so a sentence is scored "after ``</s>``", where
+    every training line starts. The vocabulary is every word of the text, ``</s>`` and ``<unk>`` (WikiText's own
+    symbol for its rare words); a word the text never has is read as ``<unk>``.
+
+        >>> lm = WordKneserNey(["the cat sat", "the dog sat"], order=2)
+        >>> lm.encode(["the", "cow"]) == [lm.vocabulary["the"], lm.vocabulary["<unk>"]]
+        True
+    """
+
+    def __init__(self, lines, order: int = 5, modified: bool = True):
+        if not 2 <= order:
+            raise ValueError(f"a Kneser-Ney model needs an order of at least 2, got {order}")
+        self.order = order
+        self.vocabulary = {START: 0, UNKNOWN: 1}
+        ids = [0] * (order - 1)
+        for line in lines:
+            words = line.split()
+            if not words:
+                continue
+            ids.extend(self.vocabulary.setdefault(word, len(self.vocabulary)) for word in words)
+            ids.append(0)
+        if len(ids) == order - 1:
+            raise ValueError("the n-gram training text has no words")
+        self.words = len(ids) - (order - 1)  # training tokens, </s> included
+        self.model = KneserNey(ids, order=order, vocab_size=len(self.vocabulary), modified=modified)
+
+    def encode(self, words) -> list[int]:
+        unknown = self.vocabulary[UNKNOWN]
+        return [self.vocabulary.get(word, unknown) for word in words]
+
+    def sentence_log_prob(self, words) -> float:
+        """Σ_t log P(w_t | the order − 1 words before it), the first word's context ``</s>`` … ``</s>``; no end
+        marker is scored (as the neural causal LMs are scored)."""
+        ids = [0] * (self.order - 1) + self.encode(words)
+        return float(self.model.token_log_probs(ids).sum()) if len(ids) >= self.order else 0.0
