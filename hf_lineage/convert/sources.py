@@ -47,6 +47,12 @@ def looks_like_hub_id(source: str) -> bool:
     return not is_url(source) and not source.startswith(("/", ".", "~")) and bool(_HUB_ID.match(source))
 
 
+def looks_like_model_id(name: str) -> bool:
+    """``OWNER/NAME`` or a bare ``NAME`` (``gpt2``) as the Hub spells model ids; the caller has ruled out a local
+    folder of that name."""
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", str(name))) and ".." not in str(name)
+
+
 def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
@@ -153,4 +159,4 @@ def _zip_member(archive: Path, member: str, source: str) -> Path:
 
 
 __all__ = ["ConversionError", "cache_root", "cached_url_path", "download", "hub_file", "hub_snapshot", "is_url",
-           "local_file", "looks_like_hub_id", "offline", "one_line"]
+           "local_file", "looks_like_hub_id", "looks_like_model_id", "offline", "one_line"]

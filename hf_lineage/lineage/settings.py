@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import samples as _samples
+from ..convert.sources import looks_like_model_id
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
 
 VARIANTS = ("frozen", "finetuned", "scratch")
@@ -522,13 +523,6 @@ def checkpoint_items(checkpoints, families=None) -> tuple[str | None, dict]:
     return directory, replaced
 
 
-def looks_like_hub_id(name: str) -> bool:
-    """``owner/name`` or ``name`` as the Hub spells model ids (a path that does not exist is not one)."""
-    import re
-
-    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", name)) and ".." not in name
-
-
 _HUB_SNAPSHOTS: dict = {}
 
 
@@ -638,7 +632,7 @@ def replaced_source(family: str, given: str, args: LineageArguments) -> Checkpoi
 
         if given in ELMO_RELEASES:
             return converted_source(family, [given], args)
-    if looks_like_hub_id(given):
+    if looks_like_model_id(given):
         config = _hub_config(given)
         if config is not None and _lineage_model_type(config, family):
             return CheckpointSource(family, hub_snapshot(given), f"Hub: {given}", replaced=True, hub_id=given)

@@ -19,10 +19,10 @@ any ``*ForCausalLM``/``*LMHeadModel``), ``masked`` (lineage BERT, transformers' 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..convert.sources import looks_like_model_id
 from .pairs import MinimalPairsError
 from .text_preparation import corpus_style, text_style
 
@@ -154,7 +154,7 @@ def resolve_model(argument: str, text_format: str = "auto", ngram_train_files=No
         if not (folder / "config.json").is_file():
             raise MinimalPairsError(f"--models {argument}: no config.json in {folder} (not a saved model folder)")
         where = str(source)
-    elif re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", source) and ".." not in source:
+    elif looks_like_model_id(source):
         config = _hub_config(source, argument)
         style, why = text_style(None, text_format)
         return ModelSpec(argument, label or source, kind_of_config(config), f"Hub: {source}", hub_id=source,
