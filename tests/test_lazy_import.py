@@ -166,8 +166,9 @@ def test_saving_a_model_first_registers_the_question_answering_pipeline_without_
                                    intermediate_size=16, max_position_embeddings=16)
         with tempfile.TemporaryDirectory() as folder:
             LineageBertForQuestionAnswering(config).save_pretrained(folder)
-        from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
-        impl = PIPELINE_REGISTRY.supported_tasks["question-answering"]["impl"].__name__
-        print(json.dumps({"impl": impl, "removed": "question-answering" in REMOVED_TASKS}))
+        from transformers import pipelines
+        impl = pipelines.PIPELINE_REGISTRY.supported_tasks["question-answering"]["impl"].__name__
+        # REMOVED_TASKS is not in every supported release (5.16 has none); where it is, registering empties it
+        print(json.dumps({"impl": impl, "removed": "question-answering" in getattr(pipelines, "REMOVED_TASKS", {})}))
     """)
     assert out == {"impl": "LineageQuestionAnsweringPipeline", "removed": False}
