@@ -222,8 +222,11 @@ def test_two_processes_match_one_process_with_the_same_global_batch(corpus, tmp_
 
 
 ACCELERATE_PROBE = """
+import os, sys
 from accelerate import PartialState
-print("processes", PartialState().num_processes)
+# One file per rank: two processes printing to one pipe can interleave their words (unbuffered output in CI).
+with open(os.path.join(sys.argv[1], "rank" + os.environ["RANK"]), "w") as f:
+    f.write(str(PartialState().num_processes))
 """
 
 
@@ -234,21 +237,26 @@ def test_launched_processes_without_distributed_accelerate_are_refused(corpus, t
     # installed Accelerate what it does, then check the engine: it refuses exactly the unsynchronised case.
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     env.pop("ACCELERATE_USE_CPU", None)
-    probe = tmp_path / "probe.py"
+    probe, seen_dir = tmp_path / "probe.py", tmp_path / "seen"
     probe.write_text(ACCELERATE_PROBE)
+    seen_dir.mkdir()
     seen = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           "29518", str(probe)], env=env, capture_output=True, text=True, timeout=300)
+                           "29518", str(probe), str(seen_dir)], env=env, capture_output=True, text=True, timeout=300)
     assert seen.returncode == 0, seen.stderr
-    distributed = "processes 2" in seen.stdout
+    counts = sorted(path.read_text() for path in seen_dir.iterdir())
+    assert counts in (["1", "1"], ["2", "2"]), counts
+    distributed = counts == ["2", "2"]
     out = tmp_path / "replicas"
     launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29519",
                 "-m"]
     run = cli(corpus, out, "--max-steps", "2", env={"ACCELERATE_USE_CPU": None}, launcher=launcher)
     if distributed:
-        assert run.returncode == 0, run.stderr
+        assert run.returncode == 0, run.stderr[-3000:]
         assert (out / "model.safetensors").exists()
+        # The engine's own start line says it trained one model on both processes.
+        assert "2 process(es)" in run.stdout + run.stderr, (run.stdout + run.stderr)[-3000:]
     else:
-        assert run.returncode != 0
+        assert run.returncode != 0, (run.stdout + run.stderr)[-3000:]
         assert "unsynchronised" in run.stderr and "ACCELERATE_USE_CPU=1" in run.stderr
         assert not out.exists()
 
