@@ -317,6 +317,27 @@ def test_padding_does_not_change_real_tokens():
     torch.testing.assert_close(alone, with_pad, atol=1e-5, rtol=0)
 
 
+def test_hidden_states_are_recorded_in_the_batch_layout_and_selected_by_index():
+    """transformers' capture_outputs records each layer's input and output: (B, T, C) with zeros at the padding when
+    the encoder skips it, the last one the model's output; a list of indices returns those states only (where the
+    installed transformers selects by index: 5.24 does, 5.16 returns them all)."""
+    from transformers.utils import output_capturing
+
+    model = LineageBertModel(tiny(unpad_inputs=True)).eval()
+    inputs = batch()
+    real = inputs["attention_mask"].bool()
+    with torch.no_grad():
+        out = model(**inputs, output_hidden_states=True)
+        some = model(**inputs, output_hidden_states=[0, -1]).hidden_states
+    assert len(out.hidden_states) == 3 and all(h.shape == (3, 11, model.config.hidden_size) for h in out.hidden_states)
+    assert all(h[~real].abs().max() == 0 for h in out.hidden_states)
+    torch.testing.assert_close(out.hidden_states[-1], out.last_hidden_state)
+    if hasattr(output_capturing, "selected_hidden_states"):
+        assert some[1] is None
+    torch.testing.assert_close(some[0], out.hidden_states[0])
+    torch.testing.assert_close(some[2], out.hidden_states[2])
+
+
 def test_attention_weights_and_hidden_states_are_returned():
     model = LineageBertModel(tiny()).eval()
     inputs = batch()
@@ -368,6 +389,10 @@ def test_tied_decoder_survives_save_and_load(tmp_path):
          "token_type_ids contains 2.*type_vocab_size"),
         (lambda: dict(input_ids=torch.tensor([[5, 6]]), attention_mask=torch.ones(1, 3)),
          r"attention_mask has shape \(1, 3\) but input_ids has shape \(1, 2\)"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), attention_mask=torch.ones(1, 1, 2, 2, dtype=torch.long)),
+         "A 4-D attention_mask goes to the attention as it is"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), position_ids=torch.tensor([[0, 64]])),
+         r"position_ids contains 64, outside \[0, 64\)"),
         (lambda: dict(input_ids=torch.tensor([5, 6])), "must have shape"),
         (lambda: dict(), "exactly one of input_ids or inputs_embeds"),
     ],

@@ -229,6 +229,41 @@ def test_padding_does_not_change_real_tokens_left_or_right():
     torch.testing.assert_close(left.last_hidden_state[:, 4:], alone, atol=1e-5, rtol=0)
 
 
+def test_packed_sequences_attend_within_their_own_and_may_outrun_the_position_table():
+    """Padding-free batches (transformers' DataCollatorWithFlattening): sequences packed in one row with positions
+    that restart, no mask, no cache (as in training; with a cache the positions are read as a continuation, as in
+    transformers' GPT-2). Each token attends only within its own sequence, and the row may be longer than
+    max_position_embeddings: the positions are checked, not the length."""
+    model = LineageGPTForCausalLM(tiny(max_position_embeddings=16)).eval()
+    sequences = [torch.randint(3, V, (1, n)) for n in (12, 9, 14)]  # 35 tokens, 16 positions
+    packed = torch.cat(sequences, dim=1)
+    positions = torch.cat([torch.arange(s.shape[1]) for s in sequences])[None]
+    with torch.no_grad():
+        together = model(packed, position_ids=positions, use_cache=False).logits
+        alone = torch.cat([model(s).logits for s in sequences], dim=1)
+        torch.testing.assert_close(together, alone, atol=1e-5, rtol=0)
+        with pytest.raises(ValueError, match=r"position_ids contains 16, outside \[0, 16\)"):
+            model(packed[:, :17], position_ids=torch.arange(17)[None])
+
+
+def test_a_4d_mask_is_taken_as_it_is():
+    """transformers' convention: a 4-D mask (here a shared prefix with two continuations that do not see each
+    other) goes to the attention as it is, boolean or additive float; integers are refused."""
+    model = LineageGPTForCausalLM(tiny()).eval()
+    prefix, a, b = torch.randint(3, V, (1, 3)), torch.randint(3, V, (1, 1)), torch.randint(3, V, (1, 1))
+    allowed = torch.ones(5, 5, dtype=torch.bool).tril()
+    allowed[4, 3] = False  # b does not see a
+    additive = torch.zeros(5, 5).masked_fill(~allowed, torch.finfo(torch.float32).min)
+    ids, positions = torch.cat([prefix, a, b], dim=1), torch.tensor([[0, 1, 2, 3, 3]])
+    with torch.no_grad():
+        for mask in (allowed[None, None], additive[None, None]):
+            shared = model(ids, attention_mask=mask, position_ids=positions).logits
+            torch.testing.assert_close(shared[:, 3], model(torch.cat([prefix, a], 1)).logits[:, 3], atol=1e-5, rtol=0)
+            torch.testing.assert_close(shared[:, 4], model(torch.cat([prefix, b], 1)).logits[:, 3], atol=1e-5, rtol=0)
+        with pytest.raises(ValueError, match="A 4-D attention_mask goes to the attention as it is"):
+            model(ids, attention_mask=allowed[None, None].long(), position_ids=positions)
+
+
 def test_attention_weights_are_causal_and_match_sdpa():
     model = LineageGPTModel(tiny()).eval()
     inputs = batch()
@@ -413,6 +448,10 @@ def test_generate_refuses_a_prompt_or_length_past_the_context_before_generating(
         (lambda: dict(input_ids=torch.tensor([[5, -1]])), "input_ids contains -1"),
         (lambda: dict(input_ids=torch.tensor([[5, 6]]), attention_mask=torch.ones(1, 3)),
          r"attention_mask has shape \(1, 3\) but input_ids has shape \(1, 2\)"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), attention_mask=torch.ones(1, 1, 3, 3)),
+         r"A 4-D attention_mask has shape .*got \(1, 1, 3, 3\) for input_ids of shape \(1, 2\)"),
+        (lambda: dict(input_ids=torch.tensor([[5, 6]]), position_ids=torch.tensor([[0, 64]])),
+         r"position_ids contains 64, outside \[0, 64\) given by config.max_position_embeddings"),
         (lambda: dict(input_ids=torch.tensor([5, 6])), "must have shape"),
         (lambda: dict(), "exactly one of input_ids or inputs_embeds"),
     ],

@@ -58,12 +58,16 @@ def is_traced() -> bool:
     return torch.compiler.is_compiling() or torch.jit.is_tracing() or is_fx_symbolic_tracing()
 
 
-def causal_mask(config, inputs_embeds, attention_mask, cache):
+def causal_mask(config, inputs_embeds, attention_mask, cache, position_ids=None):
     """The causal (decoder) self-attention mask for ``config._attn_implementation``, made by transformers'
     ``create_causal_mask``: tensor operations only (no branch on the mask's values, so ``torch.export`` and
     ``torch.compile`` trace it), None where SDPA's ``is_causal`` is right, and sized to a static cache's length.
-    ``attention_mask`` is (B, past + T) over cached and new tokens, or None."""
-    return create_causal_mask(config, inputs_embeds, attention_mask, cache)  # 4th positional: the cache's old/new name
+    ``attention_mask`` is (B, past + T) over cached and new tokens, a 4-D mask already in the implementation's form
+    (passed on as it is, as transformers' models do: e.g. a shared prefix with several continuations), or None.
+    ``position_ids`` are the caller's, if any: with no 2-D mask and no cache, positions that restart within a row mark
+    packed sequences (transformers' padding-free batches), and each token then attends only within its own."""
+    # The cache 4th, positionally: its keyword is past_key_values before transformers 5.24, cache from it.
+    return create_causal_mask(config, inputs_embeds, attention_mask, cache, position_ids=position_ids)
 
 
 def bidirectional_mask(config, inputs_embeds, attention_mask, encoder_hidden_states=None):

@@ -10,6 +10,7 @@ largest in a small BERT — is then applied only to the ~15 % of positions that 
 shape (num_masked, vocab), rows in the order of ``labels != -100`` (the loss is the same either way).
 """
 
+import copy
 import functools
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from transformers.modeling_outputs import (
     TokenClassifierOutput,
 )
 from transformers.utils import ModelOutput, logging
+from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 
 from .attention_lineage_utils import (
     attention_implementation,
@@ -52,9 +54,12 @@ from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
+    check_attention_mask,
     check_ids_in_range,
     check_same_shape,
     config_flag,
+    mask_over_cache,
+    output_flags_from_config,
     tuple_or_dict,
 )
 from .pruning_lineage_utils import pruned_head_index, pruned_linear
@@ -115,7 +120,9 @@ class LineageBertEmbeddings(nn.Module):
             inputs_embeds = self.word_embeddings(input_ids)
         B, T = inputs_embeds.shape[:2]
         if position_ids is None:
-            position_ids = torch.arange(past_length, past_length + T, device=inputs_embeds.device)  # (T,)
+            # ``arange + past_length``: a static cache's past_length is a tensor, which torch.compile traces in a sum
+            # but not as arange's bound.
+            position_ids = torch.arange(T, device=inputs_embeds.device) + past_length  # (T,)
         if token_type_ids is None:
             # Every token in segment A: one (T,) lookup broadcast over the batch. Through the module, not its
             # weight, so accelerate's offload hooks bring the table to the device.
@@ -299,6 +306,12 @@ class LineageBertLayer(GradientCheckpointingLayer):
 
     def forward(self, hidden_states, mask=None, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False, unpadded=None):
+        # hidden_states: (B, T, C); with ``unpadded``, the real tokens (N, C), or (B, T, C) with zeros at the padding
+        # while hidden states are recorded (the hooks read each layer's input and output, see LineageBertEncoder),
+        # packed here and unpacked on return.
+        padded_io = unpadded is not None and hidden_states.dim() == 3
+        if padded_io:
+            hidden_states = unpadded.gather(hidden_states)
         hidden_states, self_weights = self.attention(hidden_states, mask, cache=cache,
                                                      output_attentions=output_attentions, unpadded=unpadded)
         cross_weights = None
@@ -308,41 +321,36 @@ class LineageBertLayer(GradientCheckpointingLayer):
             hidden_states, cross_weights = self.crossattention(
                 hidden_states, encoder_mask, encoder_hidden_states, cache, output_attentions
             )
-        return self.output(self.intermediate(hidden_states), hidden_states), self_weights, cross_weights
+        hidden_states = self.output(self.intermediate(hidden_states), hidden_states)
+        return unpadded.scatter(hidden_states) if padded_io else hidden_states, self_weights, cross_weights
 
 
 class LineageBertEncoder(nn.Module):
+    """The stack of layers. Hidden states and attention weights are not collected here: ``capture_outputs`` records
+    them with hooks on the layers and the attention modules (``LineageBertPreTrainedModel._can_record_outputs``)."""
+
     def __init__(self, config):
         super().__init__()
         self.layer = nn.ModuleList([LineageBertLayer(config, i) for i in range(config.num_hidden_layers)])
 
     def forward(self, hidden_states, mask, encoder_hidden_states=None, encoder_mask=None, cache=None,
                 output_attentions=False, output_hidden_states=False, unpadded=None):
-        all_hidden, all_self, all_cross = [], [], []
-        for layer in self.layer:
+        # hidden_states: (B, T, C). With ``unpadded`` the layers work on the N real tokens, (N, C), packed once here;
+        # while hidden states are recorded every layer takes and returns (B, T, C) instead (zeros at the padding, as
+        # the callers get them), so what the hooks read has the batch's shape.
+        if unpadded is not None:
+            hidden_states = unpadded.gather(hidden_states)
             if output_hidden_states:
-                if unpadded is not None:  # returned (B, T, C), and on the path to the loss, as callers expect
-                    all_hidden.append(unpadded.scatter(hidden_states))
-                    hidden_states = unpadded.gather(all_hidden[-1])
-                else:
-                    all_hidden.append(hidden_states)
+                hidden_states = unpadded.scatter(hidden_states)
+        for layer in self.layer:
             # Positional: what may need gradients (checkpointing re-runs the layer with these); by keyword: the rest.
-            hidden_states, w_self, w_cross = layer(
+            hidden_states, _, _ = layer(
                 hidden_states, mask, encoder_hidden_states, encoder_mask, cache=cache,
                 output_attentions=output_attentions, unpadded=unpadded,
             )
-            all_self.append(w_self)
-            all_cross.append(w_cross)
-        if unpadded is not None:
+        if unpadded is not None and hidden_states.dim() == 2:
             hidden_states = unpadded.scatter(hidden_states)
-        if output_hidden_states:
-            all_hidden.append(hidden_states)
-        return (
-            hidden_states,
-            tuple(all_hidden) if output_hidden_states else None,
-            tuple(all_self) if output_attentions else None,
-            tuple(all_cross) if output_attentions and encoder_hidden_states is not None else None,
-        )
+        return hidden_states
 
 
 class LineageBertPooler(nn.Module):
@@ -400,6 +408,13 @@ class LineageBertPreTrainedModel(LineagePreTrainedModel):
     _supports_attention_backend = True
     _can_compile_fullgraph = True
     _no_split_modules = ["LineageBertEmbeddings", "LineageBertLayer"]
+    # What ``capture_outputs`` (on ``LineageBertModel.forward``) records when asked, as transformers' BERT does: each
+    # layer's input and output, the self- and the cross-attention weights (one class, told apart by module name).
+    _can_record_outputs = {
+        "hidden_states": LineageBertLayer,
+        "attentions": OutputRecorder(LineageBertAttention, index=1, layer_name="attention"),
+        "cross_attentions": OutputRecorder(LineageBertAttention, index=1, layer_name="crossattention"),
+    }
 
     @classmethod
     def _can_set_attn_implementation(cls) -> bool:
@@ -442,14 +457,18 @@ class LineageBertModel(LineageBertPreTrainedModel):
     def set_input_embeddings(self, value):
         self.embeddings.word_embeddings = value
 
-    def _check_inputs(self, input_ids, inputs_embeds, attention_mask, token_type_ids, past_length):
+    def _check_inputs(self, input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids, past_length):
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("Pass exactly one of input_ids or inputs_embeds")
         shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
         if len(shape) != 2:
             raise ValueError(f"input_ids must have shape (batch, sequence), got {tuple(shape)}")
         config = self.config
-        if past_length + shape[1] > config.max_position_embeddings:
+        if position_ids is not None:
+            # Their values, not the length: packed sequences restart their positions within one row.
+            check_ids_in_range(position_ids, config.max_position_embeddings, "position_ids", "max_position_embeddings")
+        elif isinstance(past_length, int) and past_length + shape[1] > config.max_position_embeddings:
+            # (Compiled with a static cache, past_length is a tensor: no Python branch reads it.)
             raise ValueError(
                 f"Sequence length {past_length + shape[1]} exceeds max_position_embeddings="
                 f"{config.max_position_embeddings}; truncate the input (tokenizer(..., truncation=True))"
@@ -459,9 +478,8 @@ class LineageBertModel(LineageBertPreTrainedModel):
         if token_type_ids is not None:
             check_same_shape(token_type_ids, shape, "token_type_ids", "input_ids")
             check_ids_in_range(token_type_ids, config.type_vocab_size, "token_type_ids", "type_vocab_size")
-        if attention_mask is not None and not (config.is_decoder and attention_mask.dim() == 2
-                                               and attention_mask.shape == (shape[0], past_length + shape[1])):
-            check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
+        # A decoder's mask may cover the cached tokens too: (B, past + T).
+        check_attention_mask(attention_mask, shape, past_length, over_cache=config.is_decoder)
         return shape
 
     def _unpadding(self, attention_mask):
@@ -469,11 +487,13 @@ class LineageBertModel(LineageBertPreTrainedModel):
         ``unpad_inputs``, the eager or sdpa implementation, run eagerly. Compiled, exported or traced, the padded
         (B, T) layout stays: the split by sequence lengths would depend on the mask's values."""
         config = self.config
-        if (attention_mask is None or config.is_decoder or not config.unpad_inputs or is_traced()
-                or attention_implementation(config) not in ("eager", "sdpa")):
+        if (attention_mask is None or attention_mask.dim() != 2 or config.is_decoder or not config.unpad_inputs
+                or is_traced() or attention_implementation(config) not in ("eager", "sdpa")):
             return None
         return None if bool(attention_mask.all()) else LineageBertUnpadded(attention_mask)
 
+    @output_flags_from_config
+    @capture_outputs
     def forward(
         self,
         input_ids=None,
@@ -487,15 +507,16 @@ class LineageBertModel(LineageBertPreTrainedModel):
         use_cache=None,
         output_attentions=None,
         output_hidden_states=None,
-        return_dict=None,
         cache=None,
         **kwargs,
     ):
+        # ``capture_outputs`` fills hidden_states, attentions and cross_attentions in the output when they are asked
+        # for (``output_hidden_states`` may also be a list of indices: those states only), and makes it a tuple
+        # where ``return_dict`` is False.
         config = self.config
         past_key_values = cache_argument(cache, past_key_values)  # `cache` from transformers >= 5.24
         output_attentions = config_flag(output_attentions, config.output_attentions)
         output_hidden_states = config_flag(output_hidden_states, config.output_hidden_states)
-        return_dict = config_flag(return_dict, config.return_dict)
         use_cache = config.is_decoder and config_flag(use_cache, config.use_cache) and not self.training
         if use_cache and past_key_values is None:
             past_key_values = (
@@ -505,11 +526,15 @@ class LineageBertModel(LineageBertPreTrainedModel):
             )
         cache = past_key_values if (use_cache or past_key_values is not None) and config.is_decoder else None
         past_length = cache.get_seq_length() if cache is not None else 0
+        if torch.is_tensor(past_length) and not is_traced():
+            # A static cache's length is a tensor: read once, eagerly. Compiled it stays one (no host sync, no
+            # recompilation as it grows), and what reads it is written for either.
+            past_length = int(past_length)
 
-        B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, past_length)
-        if config.is_decoder and attention_mask is not None and attention_mask.shape[1] == T and past_length:
-            # A mask over the new tokens only: the cached ones were real tokens.
-            attention_mask = F.pad(attention_mask, (past_length, 0), value=1)
+        B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids,
+                                  past_length)
+        if config.is_decoder:
+            attention_mask = mask_over_cache(attention_mask, T, past_length)  # a mask over the new tokens only
 
         hidden_states = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)
         # An encoder skips the padding (see LineageBertUnpadded); its outputs there are zeros. A decoder keeps the
@@ -519,7 +544,7 @@ class LineageBertModel(LineageBertPreTrainedModel):
         # none where every layer attends within each unpadded sequence (the CPU) and reads no mask.
         if config.is_decoder:
             self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
-            mask = causal_mask(config, hidden_states, attention_mask, self_cache)
+            mask = causal_mask(config, hidden_states, attention_mask, self_cache, position_ids)
         elif (unpadded is not None and hidden_states.device.type in LineageBertAttention.per_sequence_devices
               and not output_attentions):
             mask = None
@@ -528,22 +553,14 @@ class LineageBertModel(LineageBertPreTrainedModel):
         encoder_mask = None
         if encoder_hidden_states is not None and encoder_attention_mask is not None:
             encoder_mask = bidirectional_mask(config, hidden_states, encoder_attention_mask, encoder_hidden_states)
-        if unpadded is not None:
-            hidden_states = unpadded.gather(hidden_states)
-        sequence_output, all_hidden, all_self, all_cross = self.encoder(
+        sequence_output = self.encoder(
             hidden_states, mask, encoder_hidden_states, encoder_mask, cache, output_attentions, output_hidden_states,
             unpadded,
         )
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None
-        output = BaseModelOutputWithPoolingAndCrossAttentions(
-            last_hidden_state=sequence_output,
-            pooler_output=pooled_output,
-            **with_cache(cache if use_cache else None),
-            hidden_states=all_hidden,
-            attentions=all_self,
-            cross_attentions=all_cross,
+        return BaseModelOutputWithPoolingAndCrossAttentions(
+            last_hidden_state=sequence_output, pooler_output=pooled_output, **with_cache(cache if use_cache else None)
         )
-        return output if return_dict else output.to_tuple()
 
 
 @dataclass
@@ -678,29 +695,25 @@ class LineageBertForCausalLM(LineageBertPreTrainedModel, GenerationMixin):
     A left-to-right LM needs ``is_decoder=True`` (and ``add_cross_attention=True`` inside an encoder–decoder, which
     ``EncoderDecoderModel.from_encoder_decoder_configs`` sets for you). A config without it (a BERT checkpoint
     loaded with ``AutoModelForCausalLM``, as transformers' ``run_clm.py`` does) gets a warning, as transformers'
-    ``BertLMHeadModel`` gives, and ``is_decoder=True`` is set on it — where ``BertLMHeadModel`` would go on
-    attending both ways, so that position t would see the token it is trained to predict.
+    ``BertLMHeadModel`` gives, and the model's copy of it gets ``is_decoder=True`` — where ``BertLMHeadModel`` would
+    go on attending both ways, so that position t would see the token it is trained to predict.
     """
 
     _tied_weights_keys = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
 
     def __init__(self, config):
-        super().__init__(config)
         if not config.is_decoder:
             logger.warning("If you want to use `LineageBertForCausalLM` as a standalone, add `is_decoder=True.` "
-                           "(set on this config now: the model attends left to right)")
+                           "(set on the model's copy of the config: the model attends left to right)")
+            # A copy: the config passed in may build other heads too (transformers' tests build every head of the
+            # family from one config), and those stay encoders.
+            config = copy.deepcopy(config)
             config.is_decoder = True
+        super().__init__(config)
         self.bert = LineageBertModel(config, add_pooling_layer=False)
         self.cls = nn.Module()
         self.cls.predictions = LineageBertLMPredictionHead(config)
         self.post_init()
-
-    # Copied from hf_lineage.models.modeling_lineage_gpt.LineageGPTForCausalLM.create_masks_for_generate
-    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
-        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
-        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
-        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
-        return attention_mask
 
     # Copied from hf_lineage.models.modeling_lineage_bert.LineageBertForMaskedLM.get_output_embeddings
     def get_output_embeddings(self):
@@ -849,8 +862,8 @@ class LineageBertForSequenceClassification(TransformerLayersTaskModel, LineageBe
         if self.config.task_head == "scalar_mix":
             return self._shared_head_output(input_ids, attention_mask, token_type_ids, position_ids, labels,
                                             return_dict)
-        is_pair = token_type_ids is not None and bool(token_type_ids.any())
-        if self.config.pair_encoding == "siamese" and is_pair:
+        # The segment ids' values are read (a host sync, a branch torch.export cannot trace) only where they matter.
+        if self.config.pair_encoding == "siamese" and token_type_ids is not None and bool(token_type_ids.any()):
             if input_ids is None:
                 raise ValueError("pair_encoding='siamese' reads input_ids (to split the pair), not inputs_embeds")
             check_same_shape(token_type_ids, input_ids.shape, "token_type_ids", "input_ids")

@@ -34,7 +34,7 @@ from transformers.modeling_outputs import (
 )
 from transformers.utils import ModelOutput
 
-from .attention_lineage_utils import attention_interface, bidirectional_mask, causal_mask
+from .attention_lineage_utils import attention_interface, bidirectional_mask, causal_mask, is_traced
 from .cache_lineage_utils import cache_argument, output_cache, with_cache
 from .configuration_lineage_gpt import LineageGPTConfig
 from .heads_lineage_utils import classifier_dropout, masked_mean, pair_features
@@ -44,9 +44,11 @@ from .modeling_lineage_static import TransformerLayersTaskModel
 from .modeling_lineage_utils import (
     LineagePreTrainedModel,
     QuestionAnsweringPipelineMixin,
+    check_attention_mask,
     check_ids_in_range,
     check_same_shape,
     config_flag,
+    mask_over_cache,
     tuple_or_dict,
 )
 from .pruning_lineage_utils import pruned_head_index, pruned_linear
@@ -266,14 +268,18 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
     def set_input_embeddings(self, value):
         self.tokens_embed = value
 
-    def _check_inputs(self, input_ids, inputs_embeds, attention_mask, token_type_ids, past_length):
+    def _check_inputs(self, input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids, past_length):
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("Pass exactly one of input_ids or inputs_embeds")
         shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
         if len(shape) != 2:
             raise ValueError(f"input_ids must have shape (batch, sequence), got {tuple(shape)}")
         config = self.config
-        if past_length + shape[1] > config.max_position_embeddings:
+        if position_ids is not None:
+            # Their values, not the length: packed sequences restart their positions within one row.
+            check_ids_in_range(position_ids, config.max_position_embeddings, "position_ids", "max_position_embeddings")
+        elif isinstance(past_length, int) and past_length + shape[1] > config.max_position_embeddings:
+            # (Compiled with a static cache, past_length is a tensor: no Python branch reads it.)
             raise ValueError(
                 f"Sequence length {past_length + shape[1]} exceeds the context, max_position_embeddings="
                 f"{config.max_position_embeddings}; truncate the input (tokenizer(..., truncation=True))"
@@ -284,8 +290,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
             check_same_shape(token_type_ids, shape, "token_type_ids", "input_ids")
             check_ids_in_range(token_type_ids, config.vocab_size, "token_type_ids", "vocab_size")
         # During generation the mask covers the cached tokens too: (B, past + T).
-        if attention_mask is not None and attention_mask.shape != (shape[0], past_length + shape[1]):
-            check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
+        check_attention_mask(attention_mask, shape, past_length, over_cache=True)
         return shape
 
     def forward(
@@ -319,16 +324,22 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
             )
         cache = past_key_values if use_cache or past_key_values is not None else None
         past_length = cache.get_seq_length() if cache is not None else 0
+        if torch.is_tensor(past_length) and not is_traced():
+            # A static cache's length is a tensor: read once, eagerly. Compiled it stays one (no host sync, no
+            # recompilation as it grows), and what reads it is written for either.
+            past_length = int(past_length)
 
-        B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, past_length)
+        B, T = self._check_inputs(input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids,
+                                  past_length)
         device = input_ids.device if input_ids is not None else inputs_embeds.device
-        if attention_mask is not None and attention_mask.shape[1] == T and past_length:
-            # A mask over the new tokens only: the cached ones were real tokens.
-            attention_mask = F.pad(attention_mask, (past_length, 0), value=1)
+        attention_mask = mask_over_cache(attention_mask, T, past_length)  # a mask over the new tokens only
 
+        given_positions = position_ids
         if position_ids is None:
-            position_ids = torch.arange(past_length, past_length + T, device=device)[None]  # (1, T)
-            if attention_mask is not None:
+            # ``arange + past_length`` rather than ``arange(past_length, ...)``: a static cache's past_length is a
+            # tensor, which torch.compile traces in a sum but not as arange's bound.
+            position_ids = (torch.arange(T, device=device) + past_length)[None]  # (1, T)
+            if attention_mask is not None and attention_mask.dim() == 2:
                 # Left padding (batched generation): count positions from each row's first real token, so a padded
                 # prompt gets the position embeddings it would get alone. Right padding (or none) changes nothing.
                 first_real = attention_mask.int().argmax(dim=-1, keepdim=True)  # (B, 1)
@@ -337,7 +348,7 @@ class LineageGPTModel(LineageGPTPreTrainedModel):
             inputs_embeds = self.tokens_embed(input_ids)
         # Masks as tensor operations, in the form the attention implementation takes (transformers' builders).
         self_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
-        mask = causal_mask(config, inputs_embeds, attention_mask, self_cache)
+        mask = causal_mask(config, inputs_embeds, attention_mask, self_cache, given_positions)
         encoder_mask = None
         if encoder_hidden_states is not None and encoder_attention_mask is not None:
             encoder_mask = bidirectional_mask(config, inputs_embeds, encoder_attention_mask, encoder_hidden_states)
@@ -395,12 +406,6 @@ class LineageGPTForCausalLM(LineageGPTPreTrainedModel, GenerationMixin):
         self.transformer = LineageGPTModel(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.post_init()
-
-    def create_masks_for_generate(self, config, inputs_embeds, attention_mask, **kwargs):
-        """generate() turns the 2D padding mask into a 4D one before the forward when the cache is static
-        (``cache_implementation="static"``); the forward builds that mask itself from the 2D one and the cache
-        (``causal_mask``), and reads the 2D one for left-padded positions, so it is passed on unchanged."""
-        return attention_mask
 
     def get_output_embeddings(self):
         return self.lm_head

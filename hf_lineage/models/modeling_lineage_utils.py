@@ -5,6 +5,7 @@ This file is copied next to a saved model with the modeling files that import it
 ``from .x import`` lines), so it imports only torch, transformers and same-folder siblings.
 """
 
+import functools
 import os
 import sys
 
@@ -87,6 +88,22 @@ class QuestionAnsweringPipelineMixin:
                 del self.config.custom_pipelines
 
 
+def output_flags_from_config(forward):
+    """For a forward under transformers' ``capture_outputs``, which takes ``output_attentions``,
+    ``output_hidden_states`` and ``return_dict`` from the call's keywords and falls back on the config only where one
+    is absent: a head passes them on as its caller gave them, None meaning "as the config says", so the None ones are
+    dropped here, before ``capture_outputs`` reads them."""
+
+    @functools.wraps(forward)
+    def with_flags(self, *args, **kwargs):
+        for name in ("output_attentions", "output_hidden_states", "return_dict"):
+            if name in kwargs and kwargs[name] is None:
+                del kwargs[name]
+        return forward(self, *args, **kwargs)
+
+    return with_flags
+
+
 def check_ids_in_range(ids: torch.Tensor, upper: int, name: str, config_field: str) -> None:
     """Raise a ValueError naming the problem instead of an index error from inside ``nn.Embedding``.
 
@@ -103,6 +120,47 @@ def check_ids_in_range(ids: torch.Tensor, upper: int, name: str, config_field: s
     if lo < 0 or hi >= upper:
         bad = hi if hi >= upper else lo
         raise ValueError(f"{name} contains {bad}, outside [0, {upper}) given by config.{config_field}={upper}")
+
+
+def check_attention_mask(attention_mask: torch.Tensor | None, shape: torch.Size, past_length=0,
+                         over_cache: bool = False) -> None:
+    """``attention_mask`` is (B, T) over the input tokens or, with ``over_cache``, (B, past + T) over the cached and
+    new tokens; or 4-D, (B or 1, 1 or heads, T, keys), a mask already in the form the attention takes (transformers'
+    convention: its mask builders pass a 4-D mask on as it is), boolean (True where a query may attend to a key) or
+    additive float (0 there, a large negative number elsewhere). A 4-D mask of integers is refused: added to the
+    scores, its 1s would mask nothing."""
+    if attention_mask is None:
+        return
+    if attention_mask.dim() == 4:
+        if attention_mask.dtype != torch.bool and not attention_mask.is_floating_point():
+            raise ValueError(
+                f"A 4-D attention_mask goes to the attention as it is: give it as booleans (True where a query may "
+                f"attend to a key) or as an additive float mask (0 there, a large negative number elsewhere), not "
+                f"{attention_mask.dtype}"
+            )
+        if attention_mask.shape[0] not in (1, shape[0]) or attention_mask.shape[2] != shape[1]:
+            raise ValueError(
+                f"A 4-D attention_mask has shape (batch or 1, 1 or heads, query length, key length); got "
+                f"{tuple(attention_mask.shape)} for input_ids of shape {tuple(shape)}"
+            )
+        return
+    # Over the cache: past + T is compared only where past_length is a Python int (compiled with a static cache it is
+    # a tensor, which no Python branch reads).
+    if over_cache and attention_mask.dim() == 2 and attention_mask.shape[0] == shape[0] and (
+        not isinstance(past_length, int) or attention_mask.shape[1] == past_length + shape[1]
+    ):
+        return
+    check_same_shape(attention_mask, shape, "attention_mask", "input_ids")
+
+
+def mask_over_cache(attention_mask: torch.Tensor | None, length: int, past_length) -> torch.Tensor | None:
+    """A 2-D mask over the ``length`` new tokens only, given with a cache, extended over the cached tokens (they were
+    real tokens); any other mask as it is. Only where ``past_length`` is a Python int: compiled with a static cache
+    it is a tensor, no Python branch reads it, and generate() gives a mask over every token there."""
+    if (attention_mask is not None and attention_mask.dim() == 2 and attention_mask.shape[1] == length
+            and isinstance(past_length, int) and past_length):
+        return torch.nn.functional.pad(attention_mask, (past_length, 0), value=1)
+    return attention_mask
 
 
 def check_same_shape(tensor: torch.Tensor | None, reference_shape: torch.Size, name: str, reference_name: str) -> None:
