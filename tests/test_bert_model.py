@@ -177,6 +177,28 @@ def test_skipping_the_padding_changes_nothing_at_real_tokens(training, per_seque
         torch.testing.assert_close(fast_grads[name], slow_grads[name], atol=1e-5, rtol=1e-4, msg=name)
 
 
+def test_unpadded_attention_with_dropout_runs_the_same_computation_for_sdpa_and_eager():
+    """With attention dropout (which the CPU flash kernel lacks) "sdpa" attends within each packed sequence as
+    "eager" does: the same dropout draws give the same outputs and gradients, and dropout changes them."""
+    inputs = batch()
+    real = inputs["attention_mask"].bool()
+    results = {}
+    for implementation in ("sdpa", "eager", "no dropout"):
+        torch.manual_seed(0)
+        model = LineageBertModel(tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.5)).train()
+        if implementation == "no dropout":
+            model.eval()
+        else:
+            model.set_attn_implementation(implementation)
+        torch.manual_seed(1)
+        out = model(**inputs).last_hidden_state
+        out[real].sum().backward()
+        results[implementation] = out, model.encoder.layer[0].attention.query.weight.grad
+    torch.testing.assert_close(results["sdpa"][0], results["eager"][0], atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(results["sdpa"][1], results["eager"][1], atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(results["sdpa"][0][real], results["no dropout"][0][real], atol=1e-3)
+
+
 def test_unpadded_attention_weights_and_checkpointing_match_the_padded_layout():
     """output_attentions takes the masked path (weights need the (B, T) layout); activation checkpointing re-runs
     unpadded layers with the same result."""
@@ -207,6 +229,105 @@ def test_unpadded_attention_weights_and_checkpointing_match_the_padded_layout():
     for name, p in model.named_parameters():
         if name in grads:
             torch.testing.assert_close(p.grad, grads[name], msg=name)
+
+
+def _linear_calls(monkeypatch):
+    """The nn.Linear modules called as modules (through ``nn.Linear.forward``), in call order."""
+    called = []
+    forward = torch.nn.Linear.forward
+
+    def counting(self, x):
+        called.append(self)
+        return forward(self, x)
+
+    monkeypatch.setattr(torch.nn.Linear, "forward", counting)
+    return called
+
+
+@pytest.mark.parametrize("layout", ["unpadded", "padded", "cross-attention"])
+def test_fused_qkv_projection_gives_the_three_linears_outputs_and_gradients(layout, monkeypatch):
+    """Plain Linears are projected with one matmul on their concatenated weights (``fused_projections``), and every
+    weight still gets its own gradient; a hook on a projection sends the call through the three modules instead (so
+    the hook runs) with the same numbers."""
+    torch.manual_seed(0)
+    no_dropout = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    if layout == "cross-attention":
+        model = modeling_lineage_bert.LineageBertForCausalLM(tiny(is_decoder=True, add_cross_attention=True,
+                                                                  **no_dropout))
+        extra = dict(encoder_hidden_states=torch.randn(3, 6, model.config.hidden_size),
+                     encoder_attention_mask=torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 6]))
+    else:
+        model = LineageBertForPreTraining(tiny(unpad_inputs=layout == "unpadded", **no_dropout))
+        extra = {}
+    model.train()
+    inputs = batch()
+    labels = inputs["input_ids"].masked_fill(inputs["attention_mask"] == 0, -100)
+    # what is fused: self-attention's query, key and value; cross-attention's key and value (over the encoder states)
+    projections = [module for layer in model.bert.encoder.layer for module in (
+        layer.attention.query, layer.attention.key, layer.attention.value,
+        *((layer.crossattention.key, layer.crossattention.value) if hasattr(layer, "crossattention") else ()))]
+    results = []
+    for hooked in (False, True):
+        hooks = [p.register_forward_hook(lambda module, args, output: None) for p in projections] if hooked else []
+        called = _linear_calls(monkeypatch)
+        model.zero_grad()
+        out = model(**inputs, labels=labels, output_hidden_states=True, **extra)
+        out.loss.backward()
+        monkeypatch.undo()
+        for hook in hooks:
+            hook.remove()
+        # fused: no projection called as a module; hooked: each once
+        assert sum(any(m is p for p in projections) for m in called) == (len(projections) if hooked else 0)
+        results.append((out, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (fused, fused_grads), (split, split_grads) = results
+    torch.testing.assert_close(fused.loss, split.loss, atol=1e-6, rtol=0)
+    for a, b in zip(fused.hidden_states, split.hidden_states, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+    projection_weights = {n for n, _ in model.named_parameters() if n.endswith(("query.weight", "key.weight",
+                                                                                "value.weight"))}
+    assert fused_grads.keys() == split_grads.keys() and projection_weights <= fused_grads.keys()
+    for name in fused_grads:
+        torch.testing.assert_close(fused_grads[name], split_grads[name], atol=1e-6, rtol=1e-5, msg=name)
+
+
+def test_fused_qkv_projection_is_bypassed_by_global_hooks_and_handles_pruned_and_frozen_weights(monkeypatch):
+    """A hook registered for every module sees the projections called one by one; pruned heads (smaller Linears)
+    and a frozen key still take the fused matmul, with the unfused numbers and no gradient for the frozen key."""
+    torch.manual_seed(0)
+    model = LineageBertModel(tiny(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)).eval()
+    inputs = batch()
+    query = model.encoder.layer[0].attention.query
+    seen = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, output: seen.append(module) if module is query else None)
+    try:
+        with torch.no_grad():
+            model(**inputs)
+    finally:
+        handle.remove()
+    assert len(seen) == 1
+
+    model.prune_heads({0: [1]})
+    model.encoder.layer[0].attention.key.weight.requires_grad_(False)
+    model.train()
+    projections = [getattr(layer.attention, name) for layer in model.encoder.layer for name in ("query", "key", "value")]
+    outputs, grads = [], []
+    for hooked in (False, True):
+        hooks = [p.register_forward_pre_hook(lambda module, args: None) for p in projections] if hooked else []
+        called = _linear_calls(monkeypatch)
+        model.zero_grad()
+        outputs.append(model(**inputs).last_hidden_state)
+        outputs[-1].sum().backward()
+        monkeypatch.undo()
+        for hook in hooks:
+            hook.remove()
+        assert sum(any(m is p for p in projections) for m in called) == (len(projections) if hooked else 0)
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    torch.testing.assert_close(outputs[0], outputs[1], atol=1e-6, rtol=1e-5)
+    assert grads[0].keys() == grads[1].keys() and "encoder.layer.0.attention.key.weight" not in grads[0]
+    assert "encoder.layer.0.attention.query.weight" in grads[0]
+    for name in grads[0]:
+        torch.testing.assert_close(grads[0][name], grads[1][name], atol=1e-6, rtol=1e-5, msg=name)
 
 
 def test_pretraining_losses_match_transformers():

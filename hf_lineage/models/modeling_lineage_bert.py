@@ -1,8 +1,9 @@
 """Lineage BERT (Devlin et al., 2018): a post-LayerNorm Transformer encoder pre-trained with masked LM + NSP.
 
 Read top to bottom: embeddings, attention, layer, encoder, pooler, the pre-training heads, then the task heads.
-Parameter names follow transformers' BERT except that the query/key/value projections of self-attention are one
-fused ``qkv`` matrix (one matmul instead of three); ``hf_lineage.convert`` maps between the two layouts.
+Parameter names follow transformers' BERT (``attention.query`` where transformers has ``attention.self.query``, ...;
+``hf_lineage.convert`` maps the names). Query, key and value are three Linears, projected with one matmul on their
+concatenated weights while nothing is attached to them (``fused_projections``); saved folders hold them fused.
 
 The MLM heads return logits of transformers' shape, (batch, length, vocab), with or without labels. Pre-training
 opts into the fast path with ``sparse_logits=True``: the MLM output projection — a hidden × vocab matmul, the
@@ -42,7 +43,6 @@ from .attention_lineage_utils import (
     attention_interface,
     bidirectional_mask,
     causal_mask,
-    eager_attention_forward,
     is_traced,
 )
 from .cache_lineage_utils import cache_argument, output_cache, with_cache
@@ -160,6 +160,50 @@ class LineageBertUnpadded:
         return padded.view(self.batch, self.length, *x.shape[1:])
 
 
+def _is_plain_linear(module) -> bool:
+    """Whether calling ``module`` is exactly ``F.linear(x, module.weight, module.bias)``, so that a fused projection
+    may read its weight instead of calling it: an ``nn.Linear`` itself (not a subclass: PEFT's LoRA layers, quantized
+    or parametrized Linears), with no hook of torch's on it or on every module (forward, pre-forward, backward:
+    DeepSpeed, pruning masks, user hooks), its ``forward`` not replaced (accelerate's offload and device hooks set
+    ``_hf_hook`` and wrap ``forward``) and its weight not on the meta device (offloaded)."""
+    return (
+        type(module) is nn.Linear
+        and not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+                 or module._backward_pre_hooks)
+        and "forward" not in module.__dict__
+        and not hasattr(module, "_hf_hook")
+        and not module.weight.is_meta
+    )
+
+
+def _global_module_hooks() -> bool:
+    """Whether hooks are registered for every module (``torch.nn.modules.module.register_module_forward_hook`` and
+    its kin): they must see the three projections called one by one."""
+    hooks = nn.modules.module
+    return bool(getattr(hooks, "_global_forward_hooks", None) or getattr(hooks, "_global_forward_pre_hooks", None)
+                or getattr(hooks, "_global_backward_hooks", None)
+                or getattr(hooks, "_global_backward_pre_hooks", None))
+
+
+def fused_projections(x, *linears):
+    """``tuple(linear(x) for linear in linears)``, as one matmul on the concatenated weights when the Linears allow
+    it (``_is_plain_linear``; same dtype, device and bias presence), which on CPU saves about a tenth of BERT-base's
+    step over three matmuls (docs/benchmarks.md). The weights are concatenated at every call, inside the autograd
+    graph, so each original parameter gets its own gradient and nothing is cached that an optimizer step, a weight
+    load or ``prune_heads`` could leave stale. Not fused, each Linear is called as a module: PEFT's adapters,
+    accelerate's offload hooks, user hooks, and graphs being compiled, exported or traced (their graphs stay as
+    transformers' BERT's; an inductor fuses by itself) all see the three calls."""
+    first = linears[0]
+    weight, bias = first.weight, first.bias
+    if (is_traced() or not all(_is_plain_linear(linear) for linear in linears) or _global_module_hooks()
+            or any(linear.weight.dtype != weight.dtype or linear.weight.device != weight.device
+                   or (linear.bias is None) != (bias is None) for linear in linears)):
+        return tuple(linear(x) for linear in linears)
+    fused_weight = torch.cat([linear.weight for linear in linears])  # (sum of outputs, C): rows of q, then k, ...
+    fused_bias = None if bias is None else torch.cat([linear.bias for linear in linears])
+    return F.linear(x, fused_weight, fused_bias).split([linear.out_features for linear in linears], dim=-1)
+
+
 class LineageBertAttention(nn.Module):
     """Multi-head attention with its output projection, residual connection and LayerNorm (post-LN).
 
@@ -224,12 +268,13 @@ class LineageBertAttention(nn.Module):
                 layer = cache.cross_attention_cache.layers[self.layer_idx]
                 k, v = layer.keys, layer.values
             else:
-                k, v = self._heads(self.key(encoder_hidden_states)), self._heads(self.value(encoder_hidden_states))
+                k, v = fused_projections(encoder_hidden_states, self.key, self.value)  # each (B, S, A)
+                k, v = self._heads(k), self._heads(v)
                 if cache is not None:
                     k, v = cache.cross_attention_cache.update(k, v, self.layer_idx)
                     cache.is_updated[self.layer_idx] = True
         else:
-            q, k, v = self.query(hidden_states), self.key(hidden_states), self.value(hidden_states)
+            q, k, v = fused_projections(hidden_states, self.query, self.key, self.value)  # one matmul when plain
             if unpadded is not None and q.device.type in self.per_sequence_devices and not output_attentions:
                 y = self._attend_within_each_sequence(q, k, v, unpadded.lengths)  # (N, A)
                 return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), None
@@ -252,20 +297,34 @@ class LineageBertAttention(nn.Module):
 
         On CPU this beats the masked kernel over the padded batch, which computes every padded query and key: for
         8 sequences of 30-128 tokens, forward + backward per layer, SDPA 17.8 ms against 25.5 ms padded under bf16
-        autocast, and eager 10.2 ms (docs/benchmarks.md).
+        autocast (docs/benchmarks.md).
+
+        "sdpa" calls SDPA with 4-D inputs, which takes its flash kernel (3-D inputs take the math kernel, whose
+        checks for fully masked rows pass over every score three more times), in float32 also under bf16 autocast
+        (as the math kernel computed; the flash kernel is slower in bf16 on CPU). With attention dropout, which the
+        CPU flash kernel lacks, and for "eager", each sequence is softmax(q k^T / sqrt(hs)) v computed here, the
+        softmax in float32. Few kernels per sequence (on a busy 2-core machine every kernel waits for both threads):
+        the heads of every sequence are views, and one copy at the end brings them back to (N, A).
         """
         nh, hs = self.num_heads, self.head_size
-        implementation = attention_implementation(self.config)
         dropout = self.attn_dropout if self.training else 0.0
-        outputs = []
-        for q_i, k_i, v_i in zip(q.split(lengths), k.split(lengths), v.split(lengths)):  # (T_i, A) each
-            q_i, k_i, v_i = (x.view(-1, nh, hs).transpose(0, 1) for x in (q_i, k_i, v_i))  # (nh, T_i, hs)
-            if implementation == "sdpa":
-                y = F.scaled_dot_product_attention(q_i, k_i, v_i, dropout_p=dropout).transpose(0, 1)  # (T_i, nh, hs)
-            else:  # "eager", the only other implementation this path runs (``LineageBertModel._unpadding``)
-                y, _ = eager_attention_forward(self, q_i[None], k_i[None], v_i[None], None, self.scaling, dropout)
-            outputs.append(y.reshape(-1, nh * hs))
-        return torch.cat(outputs)
+        dtype = q.dtype
+        with torch.autocast(q.device.type, enabled=False):
+            if attention_implementation(self.config) == "sdpa" and not dropout:
+                q, k, v = (x.float().view(-1, nh, hs).transpose(0, 1) for x in (q, k, v))  # (nh, N, hs) each
+                outputs = [
+                    F.scaled_dot_product_attention(q_i[None], k_i[None], v_i[None], scale=self.scaling)[0]
+                    for q_i, k_i, v_i in zip(q.split(lengths, 1), k.split(lengths, 1), v.split(lengths, 1))
+                ]
+            else:
+                q, k, v = (x.view(-1, nh, hs).transpose(0, 1) for x in (q * self.scaling, k, v))
+                outputs = []
+                for q_i, k_i, v_i in zip(q.split(lengths, 1), k.split(lengths, 1), v.split(lengths, 1)):
+                    weights = torch.matmul(q_i, k_i.transpose(1, 2)).softmax(-1, dtype=torch.float32).to(dtype)
+                    if dropout:
+                        weights = F.dropout(weights, dropout, training=True)
+                    outputs.append(torch.matmul(weights, v_i))  # (nh, T_i, hs)
+            return torch.cat(outputs, 1).transpose(0, 1).reshape(-1, nh * hs).to(dtype)  # (N, A)
 
 
 class LineageBertIntermediate(nn.Module):
