@@ -104,13 +104,13 @@ def check_hf_lineage(words: list[str]) -> list[str]:
             return [f"no task `hf-lineage finetune {task}`"]
         return _unknown(_flags(rest), _dataclass_options(task) | {"--help"})
     if command == "analyze":
-        from hf_lineage.analysis import cli as analysis_cli
+        from hf_lineage.analysis import cli as analysis_cli, options as analysis_options
 
         kind = rest.pop(0) if rest else None
         if kind not in analysis_cli.ANALYSES:
             return [f"no analysis `hf-lineage analyze {kind}`"]
         sub = argparse.ArgumentParser()
-        analysis_cli.analysis_module(kind).add_arguments(sub)
+        getattr(analysis_options, f"{kind}_arguments")(sub)
         return _unknown(_flags(rest), _options(sub))
     subs = _subparsers(parser)
     if subs and rest and not rest[0].startswith("-"):

@@ -102,14 +102,21 @@ def test_the_pipeline_and_the_names_of_the_package_still_work():
                    "vectors": "WordVectors"}
 
 
-def _subcommands() -> list[str]:
-    """Every ``hf-lineage`` subcommand, as the command line's own parser lists them (a new one is checked too)."""
+def _subcommands() -> list[list[str]]:
+    """Every ``hf-lineage`` subcommand and every subcommand of one (``analyze attention``, ``checkpoints build``,
+    ...), as the command line's own parser lists them (a new one is checked too). ``finetune TASK`` is not among
+    them: its options are transformers' ``TrainingArguments``, whose module imports torch (docs/benchmarks.md)."""
     import argparse
 
     from hf_lineage import cli
 
-    parser = cli.build_parser(only=set())  # names and help lines alone: imports no subcommand's module
-    return list(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+    def subparsers(parser):
+        return next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+    commands = []
+    for name, parser in subparsers(cli.build_parser()).items():
+        commands += [[name], *([name, sub] for sub in subparsers(parser))]
+    return commands
 
 
 # What parsing arguments must not import: torch, and what stands on it or is slow to import.
@@ -117,7 +124,7 @@ HEAVY = ("torch", "transformers.modeling_utils", "transformers.configuration_uti
          "sklearn", "scipy")
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["families"], *([name, "--help"] for name in _subcommands())],
+@pytest.mark.parametrize("argv", [["--help"], ["families"], *([*names, "--help"] for names in _subcommands())],
                          ids=" ".join)
 def test_the_command_line_help_and_the_families_table_import_no_torch(argv):
     """``hf-lineage --help``, every subcommand's ``--help`` and ``hf-lineage families`` build their parsers (and the

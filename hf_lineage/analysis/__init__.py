@@ -1,7 +1,7 @@
 """Looking inside the models (``hf-lineage analyze``): what a pretrained model does with a word, a head or a layer.
 
-Each analysis is one module with a Python API, an ``add_arguments(parser)`` for its subcommand and a ``main(args)``
-that runs it from the command line (``hf_lineage.analysis.cli`` wires them up):
+Each analysis is one module with a Python API and a ``main(args)`` that runs it from the command line; its options
+are in ``options`` (light, for a quick ``--help``), and ``hf_lineage.analysis.cli`` wires them up:
 
 * ``polysemy``  — one word in several senses: every family's vector per occurrence, within- vs across-sense
   similarity, neighbours per occurrence, a 2-D projection coloured by sense;

@@ -548,20 +548,6 @@ def read_sentences(path) -> list[str | tuple[str, str]]:
 # --------------------------------------------------------------------------- command line
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="a saved model folder (lineage-bert, lineage-gpt, or a "
-                        "transformers BERT/GPT)")
-    parser.add_argument("--sentences", help="a text file: one sentence per line, a tab between the two sentences "
-                        "of a pair (default: sentence pairs from the shipped WikiText sample)")
-    parser.add_argument("--max-sentences", type=int, default=64, help="use at most this many (default 64)")
-    parser.add_argument("--max-length", type=int, default=128, help="tokens per input, truncated (default 128)")
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    parser.add_argument("--output-dir", required=True,
-                        help="written: results.json, heads.md (layer × head table), patterns.png, shares.png, "
-                        "heads_dendrogram.png, example.png (every head on the shortest input)")
-
-
 def _write(result: AttentionResult, output_dir: str, draw_example) -> list[str]:
     """All files into a fresh folder beside ``output_dir``, then moved in: a failure leaves nothing half-written.
     ``draw_example(path)`` draws example.png."""

@@ -1,14 +1,16 @@
 """``hf-lineage analyze KIND ...``: one subcommand per analysis module of this package.
 
-Each module is imported only when its subcommand runs (or its ``--help`` is asked for), so that ``hf-lineage --help``
-stays fast and one analysis's dependencies never slow another."""
+Each KIND's options come from ``options`` (no torch, SciPy or scikit-learn); its module is imported only once the
+options parsed, so that every ``--help`` answers at once and one analysis's dependencies never slow another."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 
-# subcommand -> (module of hf_lineage.analysis, one-line help)
+from . import options
+
+# subcommand -> (module of hf_lineage.analysis, one-line help); its options: ``options.<subcommand>_arguments``
 ANALYSES = {
     "polysemy": ("polysemy", "one word in several senses: static vs contextual vectors per occurrence"),
     "attention": ("attention", "what each attention head of a BERT/GPT model attends to"),
@@ -33,9 +35,10 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run_namespace(namespace: dict) -> int:
-    """Parses the chosen analysis's own options with the parser its module builds, then runs it."""
+    """Parses the chosen analysis's own options (``--help`` exits here, before the analysis is imported), then runs
+    it."""
     kind = namespace["kind"]
-    module = analysis_module(kind)
     parser = argparse.ArgumentParser(prog=f"hf-lineage analyze {kind}", description=ANALYSES[kind][1])
-    module.add_arguments(parser)
-    return module.main(parser.parse_args(namespace["analysis_args"]))
+    getattr(options, f"{kind}_arguments")(parser)
+    args = parser.parse_args(namespace["analysis_args"])
+    return analysis_module(kind).main(args)

@@ -480,20 +480,6 @@ def _occurrence_vectors(source: ModelSource, layer: int, word: str, texts: list[
 # --------------------------------------------------------------------------- command line
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--models", nargs="+", required=True, metavar="DIR",
-                        help="saved model folders (e.g. out/word2vec out/elmo out/bert)")
-    parser.add_argument("--words", nargs="+", metavar="WORD", help="only these words of the sentence set")
-    parser.add_argument("--sentences", metavar="FILE",
-                        help="JSON lines {word, sense, sentence} (default: the shipped set, "
-                             "hf_lineage/samples/analysis/polysemy.jsonl)")
-    parser.add_argument("--neighbours", type=int, default=3, help="nearest occurrences kept per occurrence")
-    parser.add_argument("--permutations", type=int, default=1000,
-                        help="sense shuffles behind the p-values of the summary table")
-    parser.add_argument("--output-dir", required=True, metavar="DIR",
-                        help="where results.json, summary.md, summary.png and polysemy_<word>.png go")
-
-
 def main(args: argparse.Namespace) -> int:
     """Computes everything first and writes the files only once all of it worked, into a fresh folder moved into
     place, so that an error never leaves a half-written output folder."""

@@ -65,17 +65,8 @@ from transformers.modeling_outputs import BaseModelOutput
 from .. import samples as _samples
 from ..registry import word_vector_model_types
 from ..contextual import ContextualVectors
+from .options import BOOTSTRAP_SAMPLES, C_GRID, PROPERTIES, SENTENCE_VECTORS
 
-PROPERTIES = {
-    "upos": "universal part-of-speech tag of every word",
-    "number": "Sing/Plur of every noun (UPOS NOUN)",
-    "tense": "Past/Pres of every finite verb or auxiliary",
-    "length": "sentence length in words, 6 bins (1-6, 7-10, 11-14, 15-19, 20-25, 26+)",
-    "depth": "depth of the sentence's UD dependency tree (words on the longest root path), 5 bins (1-3, 4, 5, 6, 7+)",
-    "root_dependents": "the root's UPOS and its core dependents' relations, in order (a dependency stand-in for "
-                       "Conneau et al.'s top constituents): the 19 most frequent and other",
-    "agreement": "Sing/Plur of a finite verb from the words before it, across a noun between subject and verb",
-}
 SENTENCE_PROPERTIES = ("length", "depth", "root_dependents")
 # Jawahar et al. (2019) after Conneau et al. (2018), who file Tense and subject/object number under semantics; at
 # the word level noun number and tense are largely morphology, so "semantic" is the papers' grouping, not a claim.
@@ -84,12 +75,9 @@ LEVELS = {"length": "surface", "upos": "syntactic", "depth": "syntactic", "root_
 LENGTH_EDGES = (6, 10, 14, 19, 25)  # the last word count of every bin but the last: 1-6, 7-10, ..., 26+
 DEPTH_EDGES = (3, 4, 5, 6)  # 1-3, 4, 5, 6, 7+ (the probing sample's sentences have depth 2 to 13)
 TOP_CLASSES = 19  # root_dependents sequences kept as classes, the rest are "other" (Conneau et al.: 19 + other)
-SENTENCE_VECTORS = ("mean", "last")
 # Model types whose words have one vector whatever the sentence: probed through their input embeddings.
 STATIC_MODEL_TYPES = word_vector_model_types()  # the registry's: read as WordVectors, input embeddings
-C_GRID = (0.01, 0.1, 1.0, 10.0)
 DEV_FRACTION = 0.2  # of the training sentences, for choosing C
-BOOTSTRAP_SAMPLES = 1000
 
 
 # --------------------------------------------------------------------------- the probing sample
@@ -735,26 +723,6 @@ def _probe_layer(task, x_train, x_validation, where, grid, seed, samples) -> Pro
 # --------------------------------------------------------------------------- command line
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    add = parser.add_argument
-    add("--models", nargs="+", required=True, metavar="FOLDER", help="saved model folders (any lineage family, or "
-        "a transformers encoder that returns hidden_states)")
-    add("--properties", nargs="+", default=list(PROPERTIES), choices=list(PROPERTIES), metavar="PROPERTY",
-        help=f"what to probe for: {', '.join(PROPERTIES)} (default: all)")
-    add("--train-sentences", type=int, metavar="N", help="training sentences of each sample (default: all: "
-        "1,000 probing, 499 agreement)")
-    add("--validation-sentences", type=int, metavar="N", help="validation sentences (default: all: 400, 100)")
-    add("--sentence-vector", choices=SENTENCE_VECTORS, default="mean", help="a sentence property's input: the mean "
-        "of the sentence's word vectors, or its last word's (default: %(default)s)")
-    add("--C", type=float, nargs="+", default=list(C_GRID), dest="grid", metavar="C",
-        help="inverse regularisation strengths tried on the dev split (default: %(default)s)")
-    add("--bootstrap-samples", type=int, default=BOOTSTRAP_SAMPLES, metavar="N",
-        help="bootstrap resamples of the validation sentences (default: %(default)s)")
-    add("--seed", type=int, default=0, help="seed of the probes, the control labels and the bootstrap")
-    add("--output-dir", required=True, help="where results.json, table.md and the PNG plots go")
-    return parser
-
-
 def write_outputs(results: ProbeResults, output_dir) -> list[str]:
     """results.json, table.md and the plots, written to a temporary folder first and then moved into
     ``output_dir``: a failure leaves no half-written output."""
@@ -795,6 +763,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 __all__ = ["LEVELS", "PROPERTIES", "SENTENCE_PROPERTIES", "LabelledWords", "Probe", "ProbeResults", "ProbeScore",
-           "add_arguments", "agreement_prefixes", "bin_label", "bootstrap_accuracies", "control_labels", "fit_probe",
+           "agreement_prefixes", "bin_label", "bootstrap_accuracies", "control_labels", "fit_probe",
            "labelled_words", "layer_features", "layer_names", "load_probing_sample", "majority_baseline",
            "run_probes", "sentence_label", "sentence_vectors"]
