@@ -3,6 +3,7 @@
     hf-lineage checkpoints list
     hf-lineage checkpoints build --corpus wiki.train.tokens --validation-corpus wiki.valid.tokens   # 15 min a family
     hf-lineage checkpoints push bert someone/lineage-bert-tiny    # a shipped folder, with its card and code, to the Hub
+    hf-lineage checkpoints export gpt ./lineage-gpt    # a copy with its code: loads where hf_lineage is not imported
 
 It sits above both halves it joins: the shipped folders (``hf_lineage.checkpoints``, low: data and their paths) and
 their build (``hf_lineage.lineage.checkpoint_build``, the lineage's pretraining stage). It was
@@ -26,10 +27,11 @@ from .pretrained_folder import check_push, push_folder, write_code
 
 def description() -> str:
     """What ``hf-lineage checkpoints --help`` says."""
-    return ("hf-lineage checkpoints list | build [options] | push FAMILY REPO_ID: the pretrained folders shipped with "
-            "the package (one per family), pretrain them anew under one equal budget, or push one, with its card "
-            "and the code that loads it, to the Hugging Face Hub. `hf-lineage checkpoints build --help` lists its "
-            "options.")
+    return ("hf-lineage checkpoints list | build [options] | push FAMILY REPO_ID | export FAMILY OUTPUT_DIR: the "
+            "pretrained folders shipped with the package (one per family), pretrain them anew under one equal budget, "
+            "push one, with its card and the code that loads it, to the Hugging Face Hub, or copy one with that code "
+            "to a folder (for tools that never import hf_lineage, such as lm_eval's command, with "
+            "trust_remote_code). `hf-lineage checkpoints build --help` lists its options.")
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -52,6 +54,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     push.add_argument("family", help=f"the checkpoint's family: {', '.join(FAMILIES)}")
     push.add_argument("repo_id", help="the Hub repository, NAME or OWNER/NAME (created if need be)")
     push.add_argument("--private", action="store_true", help="create the repository private")
+    export = commands.add_parser("export", help="copy a shipped checkpoint, with the code that loads it with "
+                                 "trust_remote_code alone, to a folder")
+    export.add_argument("family", help=f"the checkpoint's family: {', '.join(FAMILIES)}")
+    export.add_argument("output_dir", help="the folder to write (must not exist yet, or be empty)")
     return parser
 
 
@@ -60,6 +66,8 @@ def run_namespace(namespace: dict) -> int:
         return _build(namespace)
     if namespace.get("action") == "push":
         return _push(namespace)
+    if namespace.get("action") == "export":
+        return _export(namespace)
     for family in FAMILIES:
         if family in available():
             print(f"{family:9} {path(family)}  {summary_line(training_record(family))}")
@@ -92,6 +100,32 @@ def _build(namespace: dict) -> int:
     except ValueError as error:
         print(f"hf-lineage checkpoints build: error: {error}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _export(namespace: dict) -> int:
+    """``hf-lineage checkpoints export FAMILY OUTPUT_DIR``: the shipped folder with its code and ``auto_map``, as
+    ``push`` uploads it, written to a staging folder beside OUTPUT_DIR and renamed into place, so a failure leaves
+    nothing. lm-evaluation-harness' ``lm_eval --model hf --model_args pretrained=OUTPUT_DIR,trust_remote_code=True``
+    then loads it without importing hf_lineage (docs/minimal_pairs.md)."""
+    output = Path(namespace["output_dir"])
+    try:
+        folder = path(namespace["family"])
+        if output.exists() and (not output.is_dir() or any(output.iterdir())):
+            raise ValueError(f"{output} already exists and is not an empty folder")
+    except (ValueError, FileNotFoundError) as error:
+        print(f"hf-lineage checkpoints export: error: {error}", file=sys.stderr)
+        return 2
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=output.parent, prefix=f".{output.name}.") as temporary:
+        staging = Path(temporary) / "folder"
+        shutil.copytree(folder, staging, ignore=shutil.ignore_patterns("__pycache__"))
+        write_code(staging)
+        if output.exists():
+            output.rmdir()  # empty, checked above
+        staging.rename(output)
+    print(f"wrote {output} (the shipped {namespace['family']} checkpoint with its code; load it with "
+          "trust_remote_code=True where hf_lineage is not imported)")
     return 0
 
 

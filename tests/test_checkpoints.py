@@ -184,3 +184,42 @@ for family in {list(checkpoints.FAMILIES)!r}:
     assert got.keys() == expected.keys()
     for family in expected:
         assert got[family] == pytest.approx(expected[family], abs=1e-5), family
+
+
+def test_export_writes_a_folder_that_scores_sentences_as_ours_without_hf_lineage(tmp_path, capsys):
+    """``hf-lineage checkpoints export gpt OUT``: the shipped weights, tokenizer and card with the code and auto_map,
+    for tools that never import hf_lineage (lm_eval's command loads it with ``trust_remote_code``, prefixing the
+    sentence with the tokenizer's bos, else eos). Loaded so in a process where hf_lineage cannot be imported, the
+    summed log-probability of a sentence equals the minimal-pairs scorer's on the shipped folder; a second export
+    into the now-filled folder is refused and changes nothing."""
+    from hf_lineage.minimal_pairs.model_specs import resolve_model
+    from hf_lineage.minimal_pairs.scorers import load_scorer
+
+    out = tmp_path / "lineage-gpt"
+    assert cli_main(["checkpoints", "export", "gpt", str(out)]) == 0
+    shipped = checkpoints.path("gpt")
+    assert (out / "model.safetensors").read_bytes() == (shipped / "model.safetensors").read_bytes()
+    assert "AutoModelForCausalLM" in json.loads((out / "config.json").read_text())["auto_map"]
+    assert [p.name for p in tmp_path.iterdir()] == ["lineage-gpt"]  # no staging folder left beside it
+    sentences = ["the game was released in 2010 .", "the game were released in 2010 ."]
+    spec = resolve_model(f"gpt={shipped}")
+    ours = load_scorer(spec).score(sentences).variants["sum"]
+    texts = [load_scorer(spec).prepared(s) for s in sentences]
+    got = run_without_hf_lineage(f"""
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model = AutoModelForCausalLM.from_pretrained({str(out)!r}, trust_remote_code=True).eval()
+tokenizer = AutoTokenizer.from_pretrained({str(out)!r}, trust_remote_code=True)
+prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+for text in {texts!r}:
+    ids = torch.tensor([[prefix] + tokenizer(text, add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        logits = model(ids).logits[0, :-1].log_softmax(-1)
+    print(logits.gather(-1, ids[0, 1:, None]).sum().item())
+""", cwd=tmp_path)
+    assert [float(line) for line in got.split()] == pytest.approx(list(ours), abs=1e-3)
+    capsys.readouterr()
+    before = sorted(p.name for p in out.iterdir())
+    assert cli_main(["checkpoints", "export", "gpt", str(out)]) == 2
+    assert "already exists and is not an empty folder" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == before
