@@ -38,6 +38,8 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
 from .probing import report_lines as probing_lines
+from .zero_shot import NGRAM, ORDER_TASK, order_pairs_cell, order_pairs_sentence, system_label
+from .zero_shot import report_lines as grammar_lines
 from .settings import LINEAGE_FAMILIES, VARIANTS, library_family
 
 
@@ -290,6 +292,25 @@ def _main_table(results, notes):
             row.append(text)
         rows.append(row)
     rows += _baseline_rows(results, list(tasks))
+    zero_shot = results.get("zero_shot") or {}
+    if zero_shot.get("order_pairs"):  # the zero-shot column beside the supervised ones, and the n-gram's row
+        header.append(f"{ORDER_TASK} zero-shot: the pretrained LM's own probabilities, no head (accuracy)")
+        families = list(results["families"])
+        for row, family in zip(rows, families):
+            cell = order_pairs_cell(zero_shot, family)
+            if cell is not None:
+                row.append(_with_interval(cell))
+            elif family in (zero_shot.get("no_sentence_probability") or []):
+                row.append("—" + notes.mark("static word vectors define no probability of a sentence: no "
+                                            "zero-shot score."))
+            else:
+                row.append("—")
+        for row in rows[len(families):]:
+            row.append("—")
+        ngram = order_pairs_cell(zero_shot, NGRAM)
+        if ngram is not None:
+            rows.append([f"*zero-shot only:* {system_label(NGRAM)}", "—"] + ["—"] * len(tasks)
+                        + [_with_interval(ngram)])
     lines = _table(header, rows)
     if reused:
         lines += ["", "† reused from an earlier run's results in this output directory."]
@@ -551,6 +572,7 @@ def write_report(results: dict, output_dir) -> str:
     start = len(notes.texts)
     lines += _main_table(results, notes)
     lines += _footnote_block(notes, start)
+    lines += order_pairs_sentence(results)
     lines += _generation_table(results)
     lines += _time_split(results)
     lines += _labeling_words_section(results)
@@ -576,6 +598,7 @@ def write_report(results: dict, output_dir) -> str:
     lines += _learned_enough_section(results)
     lines += ["", "## Learning curves", ""] + _curves_section(results)
     lines += probing_lines(results.get("probes"))
+    lines += grammar_lines(results)
 
     plots = results.get("plots") or []
     lines += ["", "## Plots", ""]
