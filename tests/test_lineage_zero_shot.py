@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from hf_lineage import checkpoints
-from hf_lineage.lineage import claims, zero_shot
+from hf_lineage.lineage import claims, zero_shot_stage as zero_shot
 from hf_lineage.lineage.cli import arguments_from_namespace, build_parser
 from hf_lineage.lineage.report import write_report
 from hf_lineage.lineage.settings import LineageArguments, LineageError, check_arguments

@@ -117,7 +117,7 @@ CLAIMS = {
         "otherwise (an interval too wide to tell). Confirmed: more than half small and none large. Not confirmed: "
         "more than half large. Inconclusive: anything else. ",
     ),
-    # Zero-shot (issue 52): judged on the BLiMP sample of the zero-shot stage (``zero_shot.py``), when it ran.
+    # Zero-shot (issue 52): judged on the BLiMP sample of the zero-shot stage (``zero_shot_stage.py``), when it ran.
     "grammar_order": (
         "Each generation knows more grammar: n-gram < NNLM < ELMo < GPT < BERT (BLiMP minimal pairs, zero-shot).",
         "Each language model of the run and the Kneser-Ney n-gram trained on the pretraining text, scored zero-shot on "
@@ -704,9 +704,9 @@ def _bidirectional_key(results, cells, scored=None):
 
 
 def _grammar_order(zero_shot: dict):
-    """The grammar claim from the zero-shot stage's paired differences (``zero_shot.score_zero_shot``), by the same
+    """The grammar claim from the zero-shot stage's paired differences (``zero_shot_stage.score_zero_shot``), by the same
     majority rule as the other family orders."""
-    from .zero_shot import system_label
+    from .zero_shot_stage import system_label
 
     comparisons = []
     for d in zero_shot["blimp"]["differences"]:

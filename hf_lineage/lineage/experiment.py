@@ -51,7 +51,7 @@ from .finetuning import (
 )
 from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
-from .zero_shot import run_zero_shot_stage, without_units, zero_shot_wanted
+from .zero_shot_stage import run_zero_shot_stage, without_units, zero_shot_wanted
 from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,

@@ -38,9 +38,8 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
 from .probing import report_lines as probing_lines
-from .zero_shot import NGRAM, ORDER_TASK, order_pairs_cell, order_pairs_sentence, system_label
-from .zero_shot import report_lines as grammar_lines
-from .settings import LINEAGE_FAMILIES, VARIANTS, library_family
+from .zero_shot_stage import NGRAM, ORDER_TASK, order_pairs_cell, system_label
+from .settings import LINEAGE_FAMILIES, VARIANTS, family_label, library_family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -547,6 +546,110 @@ def _caveats(results):
     ]
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The zero-shot stage (zero_shot_stage.py): the order_pairs sentence under the main table, the grammar section
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _zero_shot_text(entry) -> str:
+    text = f"{entry['accuracy' if 'accuracy' in entry else 'score']:.3f}"
+    low, high = (entry.get("low"), entry.get("high")) if "accuracy" in entry else tuple(entry.get("interval") or
+                                                                                        (None, None))
+    if low is not None:
+        text += f" [{low:.3f}, {high:.3f}]"
+    return text
+
+
+def _order_pairs_sentence(results: dict) -> list[str]:
+    """Under the main table: what the zero-shot column is and what its difference from the supervised cells means."""
+    zero_shot = results.get("zero_shot")
+    if not zero_shot or not zero_shot.get("order_pairs"):
+        if zero_shot and zero_shot.get("status") == "failed":
+            return ["", f"The zero-shot stage failed: {zero_shot.get('error')}"]
+        return []
+    best = max(((system, order_pairs_cell(zero_shot, system)) for system in zero_shot["systems"]),
+               key=lambda item: item[1]["score"] if item[1] else -1)
+    cells = [c for c in results.get("finetuning") or [] if c.get("task") == ORDER_TASK and c.get("main")
+             and c.get("status") == "ok" and not c.get("flags") and c.get("score") is not None]
+    supervised = max(cells, key=lambda c: c["score"], default=None)
+    text = ("order_pairs zero-shot: each pretrained language model asked directly which sentence of a validation pair "
+            "is more probable (the same validation pairs as the supervised columns; the original sentence should "
+            "be), with no task head and no labelled example; the Kneser-Ney row is an n-gram trained on the "
+            f"pretraining text ({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}). "
+            "Scorings: the sum of log-probabilities (NNLM, GPT, the n-gram), ELMo's two directions summed, BERT's "
+            "pseudo-log-likelihood (PLL-word-l2r); a tie (the same score) counts half. 95 % bootstrap intervals over "
+            "the pairs. ")
+    if best[1] is not None:
+        text += f"Best zero-shot: {system_label(best[0])} {_zero_shot_text(best[1])}"
+        if supervised is not None:
+            low, high = supervised.get("interval") or (None, None)
+            text += (f"; best supervised cell: {family_label(supervised['family'])} ({supervised['variant']}) "
+                     f"{supervised['score']:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None else ""))
+        text += (". The difference is what the route costs, not what the models know: zero-shot reads the "
+                 "pretrained LM's own probabilities, which pretraining trained for exactly this comparison, while a "
+                 "supervised cell must learn, from "
+                 f"{results.get('main_train_size') or 'a few'} labelled pairs, a new head over the model's features "
+                 "(frozen) or a new use of the whole network (fine-tuned); a supervised cell below the zero-shot "
+                 "score means that head did not recover what the LM already knew.")
+    return ["", text]
+
+
+def _grammar_lines(results: dict) -> list[str]:
+    """The section "What each language model knows of grammar (zero-shot)" (empty when the grammar part did not
+    run)."""
+    zero_shot = results.get("zero_shot")
+    if not zero_shot:
+        return []
+    title = ["", "## What each language model knows of grammar (zero-shot)", ""]
+    if zero_shot.get("status") != "ok":
+        return title + [f"The zero-shot stage failed: {zero_shot.get('error')}"]
+    blimp = zero_shot.get("blimp")
+    if not blimp:
+        return []
+    published = blimp["published"]
+    lines = title + [
+        f"BLiMP (Warstadt et al. 2020; {published['license']}): {blimp['pairs']:,} minimal pairs, "
+        f"{blimp['pairs_per_paradigm']} of each of its {blimp['paradigms']} paradigms (the sample the package "
+        "embeds), a grammatical and an ungrammatical sentence that differ in one place. A model gets a pair right "
+        "when it scores the grammatical sentence higher, with no task head and no training: each pretrained "
+        "language model of this run and an interpolated Kneser-Ney 5-gram trained on the pretraining text "
+        f"({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}), by the scorers of `hf-lineage evaluate "
+        "minimal-pairs` (docs/minimal_pairs.md; each model reads the sentences as its pretraining text was written). "
+        "Accuracy is the mean over paradigms (BLiMP's), a tie counts half (ties: the two sentences the same input "
+        f"to the model, e.g. both words out of its vocabulary), with its 95 % bootstrap interval over pairs "
+        f"({blimp['resamples']:,} resamples, seed {blimp['seed']}). BLiMP's published models, each on all 1,000 "
+        "pairs of the same paradigms and trained on far more text, are shown beside.", ""]
+    rows = []
+    primary = set((zero_shot.get("primary") or {}).values())
+    for system in zero_shot["systems"]:
+        for name, entry in blimp["systems"].items():
+            if entry["system"] != system:
+                continue
+            overall = entry["overall"]
+            label = system_label(system) + ("" if entry["variant"] == "sum" else f" ({entry['variant']})")
+            if name in primary and entry["variant"] != "sum":
+                label += " ‡"
+            rows.append([label, _zero_shot_text(overall), f"{overall['ties']:,}",
+                         " ".join(f"{field} {value['accuracy']:.2f}" for field, value in entry["fields"].items())])
+    rows += [[f"*BLiMP published:* {row}", "—" if value is None else f"{value:.3f}", "—", "—"]
+             for row, value in published["overall"].items()]
+    lines += _table(["model", "accuracy (mean over paradigms) [95 %]", "ties", "by field"], rows)
+    notes = []
+    if any(entry["variant"] != "sum" for entry in blimp["systems"].values()):
+        notes.append("‡ the scoring the claim uses for that model (fixed before any number was seen).")
+    if zero_shot.get("no_sentence_probability"):
+        notes.append(f"No sentence probability, not scored: {', '.join(map(family_label, zero_shot['no_sentence_probability']))} "
+                     "(static word vectors).")
+    if zero_shot.get("skipped"):
+        notes.append(f"Not scored: {', '.join(map(family_label, zero_shot['skipped']))} (over 50 M parameters on a "
+                     "machine without a GPU; `hf-lineage evaluate minimal-pairs` scores it).")
+    notes.append(f"This stage took {zero_shot.get('seconds') or 0:.0f} s"
+                 + (" (reused from an earlier run)" if zero_shot.get("reused") else "")
+                 + f" on {zero_shot.get('device', 'cpu')}, order_pairs included.")
+    lines += [""] + notes
+    return lines
+
+
 def write_report(results: dict, output_dir) -> str:
     """Write ``report.md`` into ``output_dir`` and return its path.
 
@@ -572,7 +675,7 @@ def write_report(results: dict, output_dir) -> str:
     start = len(notes.texts)
     lines += _main_table(results, notes)
     lines += _footnote_block(notes, start)
-    lines += order_pairs_sentence(results)
+    lines += _order_pairs_sentence(results)
     lines += _generation_table(results)
     lines += _time_split(results)
     lines += _labeling_words_section(results)
@@ -598,7 +701,7 @@ def write_report(results: dict, output_dir) -> str:
     lines += _learned_enough_section(results)
     lines += ["", "## Learning curves", ""] + _curves_section(results)
     lines += probing_lines(results.get("probes"))
-    lines += grammar_lines(results)
+    lines += _grammar_lines(results)
 
     plots = results.get("plots") or []
     lines += ["", "## Plots", ""]

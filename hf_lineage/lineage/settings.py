@@ -384,7 +384,7 @@ class LineageArguments:
     # "FAMILY=FOLDER" items, FOLDER a local folder or a Hub model id (``checkpoint_sources``); a str is one item.
     checkpoints: str | list[str] | None = None
     keep_finetuned_models: bool = False
-    # Pairs per BLiMP paradigm of the zero-shot grammar section (``zero_shot.py``), from the embedded sample's 20
+    # Pairs per BLiMP paradigm of the zero-shot grammar section (``zero_shot_stage.py``), from the embedded sample's 20
     # (None: all 20; 0 turns the section off). The order_pairs zero-shot column runs whenever that task does.
     blimp_pairs: int | None = None
     # Whether --variants was given: without it, on a machine without a GPU, a checkpoint of over
