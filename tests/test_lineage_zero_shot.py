@@ -74,6 +74,11 @@ def test_the_stage_scores_both_pair_sets_and_is_reused(tmp_path):
                                           ngram_files=[str(corpus)])
     assert again["reused"] and again["blimp"]["systems"] == blimp["systems"]  # same spec: the stage's own numbers
     assert "units" not in zero_shot.without_units(first)["order_pairs"]["systems"]["nnlm"]
+    # Computed again (not reused), the same arguments and seed give the same numbers: the n-gram alone here.
+    twice = [zero_shot.score_zero_shot({}, order_file, embedded_sample(), 1, [str(corpus)], seed=3)
+             for _ in range(2)]
+    assert twice[0]["blimp"]["systems"] == twice[1]["blimp"]["systems"]
+    assert twice[0]["order_pairs"]["systems"] == twice[1]["order_pairs"]["systems"]
     # --blimp-pairs 0 and no order_pairs task: nothing to run.
     assert zero_shot.run_zero_shot_stage(stages, pretraining, {}, SimpleNamespace(blimp_pairs=0, seed=0)) is None
 
@@ -152,6 +157,8 @@ def test_the_report_shows_the_zero_shot_column_and_the_grammar_section(tmp_path)
 def test_blimp_pairs_is_checked_and_zero_turns_the_section_off():
     with pytest.raises(LineageError, match="--blimp-pairs must be 0"):
         check_arguments(LineageArguments(blimp_pairs=21))
+    with pytest.raises(LineageError, match="--blimp-pairs must be 0"):
+        check_arguments(LineageArguments(blimp_pairs=-1))
     args = arguments_from_namespace(vars(build_parser().parse_args(["--blimp-pairs", "0", "--tasks", "labeling"])))
     assert args.blimp_pairs == 0 and not zero_shot.zero_shot_wanted(args.tasks, args)
     default = arguments_from_namespace(vars(build_parser().parse_args([])))

@@ -507,6 +507,9 @@ def _failures(results):
         if cell.get("status") in ("failed", "skipped") and (cell.get("status") == "failed" or cell.get("error")):
             lines.append(f"- fine-tuning {_name(cell['family'])} × {cell['task']} ({cell['variant']}): "
                          f"{cell['status']} — {_one_line(cell.get('error') or 'no error message recorded')}")
+    zero_shot = results.get("zero_shot") or {}
+    if zero_shot.get("status") == "failed":
+        lines.append(f"- zero-shot scoring: failed — {_one_line(zero_shot.get('error') or 'no error message recorded')}")
     return lines or ["None: every stage that was requested ran to the end."]
 
 

@@ -463,6 +463,9 @@ def check_arguments(args: LineageArguments) -> Scale:
             raise LineageError(f"--checkpoints fine-tunes pretrained folders; {', '.join(pretraining)} only "
                                "pretraining reads: give one or the other")
         checkpoint_sources(args)  # every folder checked (and every Hub id downloaded) before anything runs
+    if args.blimp_pairs != 0 and not (_samples.BLIMP / "sample.jsonl").is_file():
+        raise LineageError(f"the embedded BLiMP sample is missing from {_samples.BLIMP} (a broken install?); "
+                           "--blimp-pairs 0 runs without the grammar section")
     if not args.corpus and not args.dataset_name and not (SAMPLES / "corpus.train.txt").is_file():
         raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
     return SCALES[args.scale]

@@ -73,8 +73,6 @@ def run_zero_shot_stage(stages, pretraining: dict, task_data: dict, args, ngram_
     order_file = order["files"]["validation"] if order.get("status") == "ok" else None
     n = blimp_pairs(args)
     sample = embedded_sample() if n else None
-    if not models and not (order_file or sample):
-        return None
     if not order_file and not sample:
         return None
     seed = args.seed
