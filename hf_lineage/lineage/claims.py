@@ -704,8 +704,8 @@ def _bidirectional_key(results, cells, scored=None):
 
 
 def _grammar_order(zero_shot: dict):
-    """The grammar claim from the zero-shot stage's paired differences (``zero_shot_stage.score_zero_shot``), by the same
-    majority rule as the other family orders."""
+    """The grammar claim from the zero-shot stage's paired differences (``zero_shot_stage.score_zero_shot``), by
+    the same majority rule as the other family orders."""
     from .zero_shot_stage import system_label
 
     comparisons = []

@@ -509,7 +509,8 @@ def _failures(results):
                          f"{cell['status']} — {_one_line(cell.get('error') or 'no error message recorded')}")
     zero_shot = results.get("zero_shot") or {}
     if zero_shot.get("status") == "failed":
-        lines.append(f"- zero-shot scoring: failed — {_one_line(zero_shot.get('error') or 'no error message recorded')}")
+        error = _one_line(zero_shot.get("error") or "no error message recorded")
+        lines.append(f"- zero-shot scoring: failed — {error}")
     return lines or ["None: every stage that was requested ran to the end."]
 
 
@@ -524,7 +525,11 @@ def _caveats(results):
                  f"one seed ({seeds[0]}): the intervals cover the sampling of the validation set, not the spread "
                  "between training runs with other seeds, so no claim can be confirmed, only suggested (`--seeds 3` "
                  "decides)")
-    return [
+    zero_shot = [] if not (results.get("zero_shot") or {}).get("status") == "ok" else [
+        "- The zero-shot scores train nothing: their intervals cover the sampling of the pairs alone, so the grammar "
+        "claim needs no seeds to be confirmed; like every number here, they say nothing of pretraining noise (one "
+        "pretrained model per family)."]
+    return zero_shot + [
         f"- Scale `{scale}`: {size}; budget: {budget}.",
         f"- {seed_text}. Differences inside the intervals are called within noise, not read as a ranking.",
         "- Intervals are 95 % percentile bootstraps (1,000 resamples) over the validation units — sentences for "
@@ -572,13 +577,15 @@ def _order_pairs_sentence(results: dict) -> list[str]:
         return []
     best = max(((system, order_pairs_cell(zero_shot, system)) for system in zero_shot["systems"]),
                key=lambda item: item[1]["score"] if item[1] else -1)
-    cells = [c for c in results.get("finetuning") or [] if c.get("task") == ORDER_TASK and c.get("main")
+    # Every regime's cell at the main table's size that trained: the best supervised route, whichever it is.
+    cells = [c for c in results.get("finetuning") or [] if c.get("task") == ORDER_TASK
+             and c.get("train_size", results.get("main_train_size")) == results.get("main_train_size")
              and c.get("status") == "ok" and not c.get("flags") and c.get("score") is not None]
     supervised = max(cells, key=lambda c: c["score"], default=None)
     text = ("order_pairs zero-shot: each pretrained language model asked directly which sentence of a validation pair "
             "is more probable (the same validation pairs as the supervised columns; the original sentence should "
             "be), with no task head and no labelled example; the Kneser-Ney row is an n-gram trained on the "
-            f"pretraining text ({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}). "
+            f"pretraining text: {zero_shot['ngram']['trained_on'].removeprefix('trained on ')}. "
             "Scorings: the sum of log-probabilities (NNLM, GPT, the n-gram), ELMo's two directions summed, BERT's "
             "pseudo-log-likelihood (PLL-word-l2r); a tie (the same score) counts half. 95 % bootstrap intervals over "
             "the pairs. ")
@@ -616,7 +623,7 @@ def _grammar_lines(results: dict) -> list[str]:
         "embeds), a grammatical and an ungrammatical sentence that differ in one place. A model gets a pair right "
         "when it scores the grammatical sentence higher, with no task head and no training: each pretrained "
         "language model of this run and an interpolated Kneser-Ney 5-gram trained on the pretraining text "
-        f"({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}), by the scorers of `hf-lineage evaluate "
+        f"({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}); the scorers of `hf-lineage evaluate "
         "minimal-pairs` (docs/minimal_pairs.md; each model reads the sentences as its pretraining text was written). "
         "Accuracy is the mean over paradigms (BLiMP's), a tie counts half (ties: the two sentences the same input "
         f"to the model, e.g. both words out of its vocabulary), with its 95 % bootstrap interval over pairs "
@@ -641,15 +648,20 @@ def _grammar_lines(results: dict) -> list[str]:
     if any(entry["variant"] != "sum" for entry in blimp["systems"].values()):
         notes.append("‡ the scoring the claim uses for that model (fixed before any number was seen).")
     if zero_shot.get("no_sentence_probability"):
-        notes.append(f"No sentence probability, not scored: {', '.join(map(family_label, zero_shot['no_sentence_probability']))} "
-                     "(static word vectors).")
+        unscored = ", ".join(map(family_label, zero_shot["no_sentence_probability"]))
+        notes.append(f"No sentence probability, not scored: {unscored} (static word vectors).")
     if zero_shot.get("skipped"):
         notes.append(f"Not scored: {', '.join(map(family_label, zero_shot['skipped']))} (over 50 M parameters on a "
                      "machine without a GPU; `hf-lineage evaluate minimal-pairs` scores it).")
     notes.append(f"This stage took {zero_shot.get('seconds') or 0:.0f} s"
                  + (" (reused from an earlier run)" if zero_shot.get("reused") else "")
-                 + f" on {zero_shot.get('device', 'cpu')}, order_pairs included.")
+                 + f" on {zero_shot.get('device', 'cpu')}"
+                 + (", the order_pairs zero-shot column included." if zero_shot.get("order_pairs") else "."))
     lines += [""] + notes
+    claim = next((c for c in results.get("claims") or [] if c["id"] == "grammar_order"), None)
+    if claim is not None:
+        lines += ["", f"{claim['claim']} **Verdict: {claim['verdict']}** ({claim['evidence']} The rule is under "
+                      "\"The claims\".)"]
     return lines
 
 

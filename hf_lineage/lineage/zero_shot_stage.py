@@ -168,7 +168,10 @@ def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped,
               "models": [{key: m.get(key) for key in ("label", "source", "kind", "text_format", "seconds", "notes")}
                          for m in evaluated["models"]],
               "ngram": {"order": 5, "trained_on": "; ".join(next(m["notes"] for m in evaluated["models"]
-                                                                 if m["label"] == NGRAM))},
+                                                                 if m["label"] == NGRAM))
+                        # The package holds only the start of the text the shipped checkpoints read.
+                        + ("" if ngram_files else ", the start of the WikiText-2 training text that the shipped "
+                           "checkpoints read whole")},
               "device": device, "order_pairs": None, "blimp": None}
     if order:
         entries = {}
