@@ -529,7 +529,7 @@ def _caveats(results):
         "- The zero-shot scores train nothing: their intervals cover the sampling of the pairs alone, so the grammar "
         "claim needs no seeds to be confirmed; like every number here, they say nothing of pretraining noise (one "
         "pretrained model per family)."]
-    return zero_shot + [
+    return [
         f"- Scale `{scale}`: {size}; budget: {budget}.",
         f"- {seed_text}. Differences inside the intervals are called within noise, not read as a ranking.",
         "- Intervals are 95 % percentile bootstraps (1,000 resamples) over the validation units — sentences for "
@@ -551,7 +551,7 @@ def _caveats(results):
         "- The papers made their claims at far larger scale (BERT base: 110 M parameters, 3.3 B words of "
         "pretraining). A claim that this run does not confirm is not thereby refuted at that scale, and one it "
         "confirms is not thereby proven.",
-    ]
+    ] + zero_shot
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -646,7 +646,8 @@ def _grammar_lines(results: dict) -> list[str]:
     lines += _table(["model", "accuracy (mean over paradigms) [95 %]", "ties", "by field"], rows)
     notes = []
     if any(entry["variant"] != "sum" for entry in blimp["systems"].values()):
-        notes.append("‡ the scoring the claim uses for that model (fixed before any number was seen).")
+        notes.append("‡ the scoring the claim uses for that model (chosen by the method, not by its score: "
+                     "ELMo's whole biLM; BERT's PLL-word-l2r, which does not score a word from its own pieces).")
     if zero_shot.get("no_sentence_probability"):
         unscored = ", ".join(map(family_label, zero_shot["no_sentence_probability"]))
         notes.append(f"No sentence probability, not scored: {unscored} (static word vectors).")
