@@ -136,6 +136,9 @@ def test_the_report_shows_the_zero_shot_column_and_the_grammar_section(tmp_path)
     for cell in results["finetuning"]:
         cell["task"] = "order_pairs" if cell["task"] == "pairs" else cell["task"]
     results["zero_shot"] = grammar([(lo, hi, 0.01, 0.05) for lo, hi in ORDER])
+    results["zero_shot"]["order_pairs"]["versus_supervised"] = {
+        "zero_shot": "gpt", "family": "bert", "variant": "finetuned", "difference": 0.001, "interval": [-0.03, 0.03],
+        "outcome": "within noise"}
     results["claims"] = claims.evaluate_claims(results)
     text = open(write_report(results, tmp_path), encoding="utf-8").read()
     header, rows = table_rows(text, "| family | used as |")
@@ -145,6 +148,7 @@ def test_the_report_shows_the_zero_shot_column_and_the_grammar_section(tmp_path)
     assert by_family["word2vec"][-1].startswith("—[^")  # no sentence probability, with its footnote
     assert by_family["*zero-shot only:* Kneser-Ney 5-gram"][-1] == "0.777 [0.753, 0.801]"
     assert "Best zero-shot: GPT 0.851 [0.827, 0.873]; best supervised cell: BERT (finetuned)" in text
+    assert "zero-shot − supervised +0.001, 95 % interval [-0.030, +0.030] on the same pairs (within noise)" in text
     section = text.split("## What each language model knows of grammar (zero-shot)")[1].split("\n## ")[0]
     header, rows = table_rows(section.strip(), "| model |")
     assert [row[0] for row in rows] == ["NNLM", "ELMo (forward+backward) ‡", "GPT", "BERT (PLL-word-l2r) ‡",
@@ -165,3 +169,21 @@ def test_blimp_pairs_is_checked_and_zero_turns_the_section_off():
     assert args.blimp_pairs == 0 and not zero_shot.zero_shot_wanted(args.tasks, args)
     default = arguments_from_namespace(vars(build_parser().parse_args([])))
     assert zero_shot.blimp_pairs(default) == 20 and zero_shot.zero_shot_wanted(default.tasks, default)
+
+
+def test_the_best_zero_shot_system_is_compared_with_the_best_supervised_cell_on_the_same_pairs():
+    from hf_lineage.lineage.scoring import score_predictions
+
+    gold = ["first", "second"] * 20
+    supervised = score_predictions("order_pairs", [["first"] * 40], gold)  # right on half the pairs
+    cell = {"task": "order_pairs", "family": "bert", "variant": "frozen", "train_size": 1000, "status": "ok",
+            "flags": [], "score": supervised.summary["score"]}
+    units = [1.0] * 36 + [0.0] * 4
+    shot = {"status": "ok", "primary": {"gpt": "gpt", "kneser-ney": "kneser-ney"}, "order_pairs": {"systems": {
+        "gpt": {"score": 0.9, "units": units}, "kneser-ney": {"score": 0.5, "units": [0.5] * 40}}}}
+    versus = zero_shot.versus_supervised(shot, [cell], {("order_pairs", "bert", "frozen", 1000): supervised}, 1000, 0)
+    assert (versus["zero_shot"], versus["family"], versus["variant"]) == ("gpt", "bert", "frozen")
+    assert versus["difference"] == pytest.approx(0.4) and versus["interval"][0] > 0
+    assert versus["outcome"] == "holds (one seed)"
+    # A flagged cell (did not train) is no side of the comparison.
+    assert zero_shot.versus_supervised(shot, [{**cell, "flags": ["one class"]}], {}, 1000, 0) is None

@@ -51,7 +51,7 @@ from .finetuning import (
 )
 from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
-from .zero_shot_stage import run_zero_shot_stage, without_units, zero_shot_wanted
+from .zero_shot_stage import run_zero_shot_stage, versus_supervised, without_units, zero_shot_wanted
 from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,
@@ -167,6 +167,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                                       all_seeds=seeds + more_seeds)
         finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     flag_at_majority(finetuning, scored, baseline_rows, args.seed)
+    if zero_shot is not None and zero_shot.get("order_pairs"):  # asked directly vs through a trained head
+        zero_shot["order_pairs"]["versus_supervised"] = versus_supervised(zero_shot, finetuning, scored, main_size,
+                                                                          args.seed)
     clock["fine-tuning"] += time.time() - begun
 
     begun = time.time()

@@ -595,6 +595,11 @@ def _order_pairs_sentence(results: dict) -> list[str]:
             low, high = supervised.get("interval") or (None, None)
             text += (f"; best supervised cell: {family_label(supervised['family'])} ({supervised['variant']}) "
                      f"{supervised['score']:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None else ""))
+        versus = zero_shot["order_pairs"].get("versus_supervised")
+        if versus:
+            low, high = versus["interval"]
+            text += (f"; zero-shot − supervised {versus['difference']:+.3f}, 95 % interval [{low:+.3f}, {high:+.3f}] "
+                     f"on the same pairs ({versus['outcome']})")
         text += (". The difference is what the route costs, not what the models know: zero-shot reads the "
                  "pretrained LM's own probabilities, which pretraining trained for exactly this comparison, while a "
                  "supervised cell must learn, from "

@@ -209,6 +209,34 @@ def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped,
     return result
 
 
+def versus_supervised(zero_shot: dict | None, finetuning: list, scored: dict, main_size, seed: int) -> dict | None:
+    """The best zero-shot system on order_pairs (its primary scoring) against the best supervised cell at the main
+    table's size that trained, on the same validation units: ``scoring.compare``'s paired bootstrap (units drawn
+    once for both, the cell's seeds with replacement) and outcome. None when either side is missing."""
+    import numpy as np
+
+    from .scoring import Scored, compare
+
+    if not zero_shot or zero_shot.get("status") != "ok" or not zero_shot.get("order_pairs"):
+        return None
+    systems = zero_shot["order_pairs"]["systems"]
+    entries = [(system, systems[name]) for system, name in (zero_shot.get("primary") or {}).items()
+               if name in systems]
+    cells = [c for c in finetuning if c["task"] == ORDER_TASK and c["train_size"] == main_size
+             and c["status"] == "ok" and not c.get("flags") and c.get("score") is not None
+             and (ORDER_TASK, c["family"], c["variant"], main_size) in scored]
+    if not entries or not cells:
+        return None
+    system, entry = max(entries, key=lambda item: item[1]["score"])  # ties keep the first, in the run's order
+    cell = max(cells, key=lambda c: c["score"])
+    units = np.asarray(entry["units"], dtype=float)
+    mine = Scored({"score": entry["score"], "seed_scores": [entry["score"]]}, units, [units])
+    result = compare(ORDER_TASK, mine, scored[(ORDER_TASK, cell["family"], cell["variant"], main_size)], seed=seed)
+    return {"zero_shot": system, "zero_shot_score": entry["score"], "family": cell["family"],
+            "variant": cell["variant"], "cell_score": cell["score"], "difference": result["difference"],
+            "interval": result["interval"], "outcome": result["outcome"]}
+
+
 def without_units(zero_shot: dict | None) -> dict | None:
     """The stage's result as results.json keeps it: the per-pair outcomes left out (as the cells' are)."""
     if not zero_shot or not zero_shot.get("order_pairs"):
