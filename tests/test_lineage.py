@@ -158,7 +158,12 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     assert all("units" not in entry and entry["interval"][0] <= entry["score"] <= entry["interval"][1]
                for entry in order["systems"].values())
     assert shot["blimp"]["pairs"] == 67 and len(shot["blimp"]["differences"]) == 4
-    assert order["versus_supervised"]["outcome"] in ("holds (one seed)", "reversed (one seed)", "within noise")
+    # The best zero-shot system against the best supervised cell that trained (none may at this minimal size).
+    trained = [c for c in results["finetuning"] if c["task"] == "order_pairs" and c["train_size"] == 48
+               and c["status"] == "ok" and not c["flags"]]
+    versus = order["versus_supervised"]
+    assert (versus is None) == (not trained)
+    assert versus is None or versus["outcome"] in ("holds (one seed)", "reversed (one seed)", "within noise")
     assert "corpus" in shot["ngram"]["trained_on"]  # this run's corpus file, not the embedded sample's name
     assert results["probes"]["status"] == "ok" and list(results["probes"]["models"]) == FAMILIES
     # Labeling split into seen and unseen words: every main-size labeling cell and both baselines, and the

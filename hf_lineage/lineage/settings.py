@@ -27,7 +27,8 @@ SHARED_HEAD_KINDS = ("sequence_labeling", "classification", "sentence_pairs")
 # one class (no evidence for any verdict), and leaving them out keeps the default run within 15 minutes.
 DEFAULT_VARIANTS = ("frozen", "finetuned")
 SAMPLES = _samples.LINEAGE
-# Pairs per paradigm in the embedded BLiMP sample (hf_lineage/samples/blimp/sample.jsonl, scripts/make_blimp_samples.py).
+# Pairs per paradigm in the embedded BLiMP sample (hf_lineage/samples/blimp/sample.jsonl, written by
+# scripts/make_blimp_samples.py): the most --blimp-pairs takes.
 BLIMP_SAMPLE_PAIRS = 20
 
 
