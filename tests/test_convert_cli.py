@@ -112,7 +112,7 @@ def test_a_cell_within_noise_of_the_majority_class_is_flagged_and_one_above_it_i
 
 
 QUICK = ["--tasks", "order", "--variants", "--task-train", "32", "--task-validation", "16", "--finetune-epochs", "1",
-         "--curve-sizes", "--workers", "0"]
+         "--curve-sizes", "--workers", "0", "--blimp-pairs", "0"]  # no zero-shot stage: test_lineage_zero_shot.py's
 
 
 def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release_once(tmp_path, monkeypatch,

@@ -25,7 +25,7 @@ TASKS = ["labeling", "order", "order_pairs", "generation"]
 # Minimal: a few thousand corpus words per family, 48 labelled examples per task (16 for the learning curves' other
 # point), at most two epochs.
 MINIMAL = ["--budget-words", "6000", "--task-train", "48", "--task-validation", "24", "--finetune-epochs", "2",
-           "--curve-sizes", "16"]
+           "--curve-sizes", "16", "--blimp-pairs", "1"]
 # The same fine-tuning on the shipped checkpoints (no pretraining).
 SHIPPED = ["--task-train", "48", "--task-validation", "24", "--finetune-epochs", "2", "--curve-sizes", "16"]
 # A barely trained model often ends every output at once (end of sequence first): generation would then never take
@@ -136,7 +136,7 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     assert {c["id"] for c in results["claims"]} == {
         f"{claim}_{regime}" for claim in ("understanding_order", "bidirectional", "contextual_beats_static")
         for regime in ("frozen", "finetuned")} | {"pretraining_helps", "beats_baselines", "pretraining_helps_small",
-                                                  "little_data"}
+                                                  "little_data", "grammar_order"}
     # One seed: no verdict can be "confirmed" (the seed spread is unknown), only suggested. With --variants scratch
     # the frozen regime has no GPT or BERT and the fine-tuned one no static family: some claims are not tested there.
     assert all(c["verdict"] in ("suggested (one seed)", "contradicted (one seed)", "inconclusive", "not tested")
@@ -145,8 +145,26 @@ def test_every_stage_runs_and_the_results_hold_every_number(full_run):
     assert verdicts["bidirectional_frozen"] == "not tested" and "No understanding task has scores for both GPT" in \
         next(c["evidence"] for c in results["claims"] if c["id"] == "bidirectional_frozen")
     assert results["tasks"]["labeling"]["validation_units"] > results["tasks"]["labeling"]["validation_examples"]
-    assert set(results["time_split"]) == {"task data and baselines", "pretraining", "probes", "fine-tuning",
-                                          "scores, claims and report"}
+    assert set(results["time_split"]) == {"task data and baselines", "pretraining", "probes", "zero-shot",
+                                          "fine-tuning", "scores, claims and report"}
+    # Zero-shot (issue 52): the four language models and the n-gram on order_pairs' validation units and on one
+    # BLiMP pair per paradigm; the n-gram trained on this run's own pretraining text; word2vec has no probability.
+    shot = results["zero_shot"]
+    assert shot["status"] == "ok", shot["error"]
+    assert shot["no_sentence_probability"] == ["word2vec"] and set(shot["primary"]) == {
+        "nnlm", "elmo", "gpt", "bert", "kneser-ney"}
+    order = shot["order_pairs"]
+    assert order["pairs"] == results["tasks"]["order_pairs"]["validation_examples"]
+    assert all("units" not in entry and entry["interval"][0] <= entry["score"] <= entry["interval"][1]
+               for entry in order["systems"].values())
+    assert shot["blimp"]["pairs"] == 67 and len(shot["blimp"]["differences"]) == 4
+    # The best zero-shot system against the best supervised cell that trained (none may at this minimal size).
+    trained = [c for c in results["finetuning"] if c["task"] == "order_pairs" and c["train_size"] == 48
+               and c["status"] == "ok" and not c["flags"]]
+    versus = order["versus_supervised"]
+    assert (versus is None) == (not trained)
+    assert versus is None or versus["outcome"] in ("holds (one seed)", "reversed (one seed)", "within noise")
+    assert "corpus" in shot["ngram"]["trained_on"]  # this run's corpus file, not the embedded sample's name
     assert results["probes"]["status"] == "ok" and list(results["probes"]["models"]) == FAMILIES
     # Labeling split into seen and unseen words: every main-size labeling cell and both baselines, and the
     # word-level families' vocabularies.
@@ -181,6 +199,10 @@ def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(f
         assert claim["claim"] in report and f"**Verdict: {claim['verdict']}.**" in report
     pretraining_table = report.split("## Pretraining")[1].split("\n## ")[0]
     assert f"{results['pretraining']['bert']['parameters']:,}" in pretraining_table
+    # The zero-shot column beside the supervised ones (GPT's, in its row) and the grammar section.
+    gpt = results["zero_shot"]["order_pairs"]["systems"]["gpt"]
+    assert rows["gpt"].rstrip(" |").endswith(f"{gpt['score']:.3f} [{gpt['interval'][0]:.3f}, {gpt['interval'][1]:.3f}]")
+    assert "## What each language model knows of grammar (zero-shot)" in report and "*BLiMP published:* GPT-2" in report
 
 
 def test_a_rerun_reuses_every_finished_stage(full_run):
@@ -188,8 +210,9 @@ def test_a_rerun_reuses_every_finished_stage(full_run):
     again = experiment.run_lineage(lineage_cli.arguments_from_namespace(
         vars(lineage_cli.build_parser().parse_args(["--output-dir", str(out), "--tasks", *TASKS, "--variants",
                                                     "scratch", *MINIMAL, "--workers", "0"]))))
-    stages = [*again["pretraining"].values(), *again["finetuning"]]
+    stages = [*again["pretraining"].values(), *again["finetuning"], again["zero_shot"]]
     assert all(stage["reused"] for stage in stages)
+    assert again["zero_shot"]["blimp"]["systems"] == results["zero_shot"]["blimp"]["systems"]
     assert [c["score"] for c in again["finetuning"]] == [c["score"] for c in results["finetuning"]]
 
 

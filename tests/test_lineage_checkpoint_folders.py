@@ -15,7 +15,7 @@ from hf_lineage.lineage.pretraining import count_parameters
 from hf_lineage.lineage.settings import LineageArguments
 
 QUICK = ["--tasks", "order", "--variants", "--task-train", "32", "--task-validation", "16", "--finetune-epochs", "1",
-         "--curve-sizes", "--workers", "0"]
+         "--curve-sizes", "--workers", "0", "--blimp-pairs", "0"]  # no zero-shot stage: test_lineage_zero_shot.py's
 
 
 def tiny_folder(path, family="bert", **sizes):

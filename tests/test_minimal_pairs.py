@@ -384,7 +384,7 @@ def test_the_published_rows_are_blimps_means_over_the_paradigms_present():
 # --------------------------------------------------------------------------- data errors, the command
 
 
-def test_a_malformed_line_or_a_missing_field_is_an_error_naming_the_file_and_line(tmp_path, capsys):
+def test_a_malformed_line_or_a_missing_field_is_an_error_naming_the_file_and_line(tmp_path, capsys, monkeypatch):
     good = blimp_line("Mary likes herself.", "Mary likes himself.")
     cases = {
         "broken.jsonl": (good + good + '{"sentence_good": "a", \n', r"broken\.jsonl:3: not a JSON line"),
@@ -413,6 +413,8 @@ def test_a_malformed_line_or_a_missing_field_is_an_error_naming_the_file_and_lin
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
         assert not out.exists()
+    # Without --data the embedded sample is read; an install that lacks it asks for --data.
+    monkeypatch.setattr("hf_lineage.minimal_pairs.pairs.embedded_sample", lambda: None)
     assert evaluate_cli.main(["minimal-pairs", "--models", "gpt", "--output-dir", str(out), "--quiet"]) == 2
     assert "give --data" in capsys.readouterr().err
 

@@ -202,7 +202,7 @@ def test_the_lineage_run_probes_its_pretrained_models_when_labeling_is_asked(tmp
     out = tmp_path / "report"
     code = cli_main(["lineage", "--output-dir", str(out), "--families", "nnlm", "--tasks", "labeling",
                      "--variants", "frozen", "--budget-words", "3000", "--task-train", "16", "--task-validation",
-                     "8", "--finetune-epochs", "1", "--curve-sizes", "--workers", "0"])
+                     "8", "--finetune-epochs", "1", "--curve-sizes", "--workers", "0", "--blimp-pairs", "0"])
     assert code == 0
     results = json.loads((out / "results.json").read_text())
     probed = results["probes"]

@@ -78,7 +78,7 @@ def test_the_home_module_imports_nothing_of_the_package():
 
 def test_every_manifest_hash_matches_its_file():
     manifests = sorted(samples.SAMPLES.glob("*/manifest.json"))
-    assert {m.parent.name for m in manifests} == {"lineage", "context_tasks", "slots", "crosslingual", "cloze"}
+    assert {m.parent.name for m in manifests} == {"lineage", "context_tasks", "slots", "crosslingual", "cloze", "blimp"}
     for manifest in manifests:
         for name, entry in json.loads(manifest.read_text(encoding="utf-8"))["files"].items():
             data = (manifest.parent / name).read_bytes()

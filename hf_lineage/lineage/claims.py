@@ -117,6 +117,19 @@ CLAIMS = {
         "otherwise (an interval too wide to tell). Confirmed: more than half small and none large. Not confirmed: "
         "more than half large. Inconclusive: anything else. ",
     ),
+    # Zero-shot (issue 52): judged on the BLiMP sample of the zero-shot stage (``zero_shot_stage.py``), when it ran.
+    "grammar_order": (
+        "Each generation knows more grammar: n-gram < NNLM < ELMo < GPT < BERT (BLiMP minimal pairs, zero-shot).",
+        "Each language model of the run and the Kneser-Ney n-gram trained on the pretraining text, scored zero-shot on "
+        "the embedded BLiMP sample (accuracy: the mean over paradigms, a tie counting half; ELMo: its two directions "
+        "summed; BERT: PLL-word-l2r). The models present are compared in the claimed order, each with the next one "
+        "present. A comparison's 95 % interval is a paired percentile bootstrap over the pairs (1,000 resamples, "
+        "each drawing within every paradigm the same pairs for both models); it **holds** when that interval lies "
+        "above 0, is **reversed** when it lies below, and is within noise otherwise. No seeds: zero-shot scoring "
+        "trains nothing, and the interval covers the sampling of the pairs, not pretraining noise (one pretrained "
+        "model per family). Not tested: fewer than two models scored. Confirmed: more than half hold and none is "
+        "reversed. Not confirmed: more than half reversed. Inconclusive: anything else. ",
+    ),
 }
 # "Little" for ``nsp_little``: the largest difference in score (an accuracy: 2 points) that counts as no effect.
 NSP_MARGIN = 0.02
@@ -690,6 +703,29 @@ def _bidirectional_key(results, cells, scored=None):
     return _claim("bidirectional_key", verdict, evidence + left_out, comparisons)
 
 
+def _grammar_order(zero_shot: dict):
+    """The grammar claim from the zero-shot stage's paired differences (``zero_shot_stage.score_zero_shot``), by
+    the same majority rule as the other family orders."""
+    from .zero_shot_stage import system_label
+
+    comparisons = []
+    for d in zero_shot["blimp"]["differences"]:
+        low, high = d["interval"]
+        outcome = ("within noise" if low is None else "holds" if low > 0 else "reversed" if high < 0
+                   else "within noise")
+        comparisons.append({"task": "BLiMP (zero-shot)", "lower": system_label(d["lower"]),
+                            "higher": system_label(d["higher"]), "lower_score": d["lower_score"],
+                            "higher_score": d["higher_score"], "difference": d["difference"],
+                            "interval": d["interval"] if low is not None else None, "seed_differences": None,
+                            "margin": None,
+                            "noise_estimate": low is not None, "outcome": outcome,
+                            "pair": f"{d['lower']}<{d['higher']}"})
+    if not comparisons:
+        return _claim("grammar_order", "not tested", "Fewer than two models were scored on BLiMP.", [])
+    evidence = "; ".join(_describe(c) for c in comparisons) + ". " + _tally(comparisons)
+    return _claim("grammar_order", _majority_verdict(comparisons), evidence, comparisons)
+
+
 def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict | None = None) -> list[dict]:
     """Judge the seeds' three claims from ``results``' scores, each by the rule stated with it.
 
@@ -733,6 +769,9 @@ def evaluate_claims(results: dict, scored: dict | None = None, baselines: dict |
     if excluded:
         for claim in claims:
             claim["evidence"] += " " + excluded
+    zero_shot = everything.get("zero_shot") or {}
+    if zero_shot.get("status") == "ok" and zero_shot.get("blimp"):  # no fine-tuning cell: nothing excluded here
+        claims.append(_grammar_order(zero_shot))
     return claims
 
 

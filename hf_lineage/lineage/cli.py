@@ -95,6 +95,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "small/base the scale sets the fine-tuning only")
     add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones (and convert "
         "the releases --checkpoints names again)")
+    add("--blimp-pairs", type=int, metavar="N",
+        help="pairs per BLiMP paradigm of the zero-shot grammar section (each language model and a Kneser-Ney "
+             "n-gram scored on the embedded sample's minimal pairs, no task head): 1 to 20 (default: all 20, "
+             "1,340 pairs); 0: no grammar section. The order_pairs zero-shot column runs whenever that task does")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
     return parser
 

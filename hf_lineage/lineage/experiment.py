@@ -51,6 +51,7 @@ from .finetuning import (
 )
 from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
+from .zero_shot_stage import run_zero_shot_stage, versus_supervised, without_units, zero_shot_wanted
 from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,
@@ -110,7 +111,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     runs_per_cell = sum(len(learning_rates(family, variant, task, scale, size == main_size))
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
-                    + runs_per_cell * len(seeds), args.rerun)
+                    + zero_shot_wanted(tasks, args) + runs_per_cell * len(seeds), args.rerun)
     # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
     from ..registry import FAMILIES
 
@@ -139,6 +140,13 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     probes = run_probing_stage(stages, pretraining, args.seed) if probing_wanted(tasks) else None
     if probes is not None:
         clock["probes"] = 0 if probes["reused"] else probes["seconds"] or 0
+    # The n-gram reads the text the families pretrained on: this run's corpus, or for pretrained folders the embedded
+    # WikiText-2 sample (the start of the shipped checkpoints' text; the whole of it is not in the package).
+    zero_shot = run_zero_shot_stage(stages, pretraining, task_data, args,
+                                    ngram_files=corpus["train"] if pretraining_anew else None,
+                                    skipped=frozen_only) if zero_shot_wanted(tasks, args) else None
+    if zero_shot is not None:
+        clock["zero-shot"] = 0 if zero_shot["reused"] else zero_shot["seconds"] or 0
 
     begun = time.time()
     runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
@@ -159,6 +167,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                                       all_seeds=seeds + more_seeds)
         finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     flag_at_majority(finetuning, scored, baseline_rows, args.seed)
+    if zero_shot is not None and zero_shot.get("order_pairs"):  # asked directly vs through a trained head
+        zero_shot["order_pairs"]["versus_supervised"] = versus_supervised(zero_shot, finetuning, scored, main_size,
+                                                                          args.seed)
     clock["fine-tuning"] += time.time() - begun
 
     begun = time.time()
@@ -177,6 +188,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         "pretraining": {family: summarize_pretraining(records) for family, records in pretraining.items()},
         "baselines": {task: [summary for summary, _ in rows] for task, rows in baseline_rows.items()},
         "finetuning": finetuning, "main_variant": main_variants, "probes": probes,
+        "zero_shot": without_units(zero_shot),
         "frozen_only": {"families": frozen_only, "above_parameters": LARGE_CHECKPOINT_ON_CPU} if frozen_only else None,
         "notes": notes(args, scale),
     }

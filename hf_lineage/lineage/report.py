@@ -38,7 +38,8 @@ from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part 
 )
 from .plots import PLOT_CAPTIONS, write_plots  # noqa: F401
 from .probing import report_lines as probing_lines
-from .settings import LINEAGE_FAMILIES, VARIANTS, library_family
+from .zero_shot_stage import NGRAM, ORDER_TASK, order_pairs_cell, system_label
+from .settings import LINEAGE_FAMILIES, VARIANTS, family_label, library_family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -290,6 +291,25 @@ def _main_table(results, notes):
             row.append(text)
         rows.append(row)
     rows += _baseline_rows(results, list(tasks))
+    zero_shot = results.get("zero_shot") or {}
+    if zero_shot.get("order_pairs"):  # the zero-shot column beside the supervised ones, and the n-gram's row
+        header.append(f"{ORDER_TASK} zero-shot: the pretrained LM's own probabilities, no head (accuracy)")
+        families = list(results["families"])
+        for row, family in zip(rows, families):
+            cell = order_pairs_cell(zero_shot, family)
+            if cell is not None:
+                row.append(_with_interval(cell))
+            elif family in (zero_shot.get("no_sentence_probability") or []):
+                row.append("—" + notes.mark("static word vectors define no probability of a sentence: no "
+                                            "zero-shot score."))
+            else:
+                row.append("—")
+        for row in rows[len(families):]:
+            row.append("—")
+        ngram = order_pairs_cell(zero_shot, NGRAM)
+        if ngram is not None:
+            rows.append([f"*zero-shot only:* {system_label(NGRAM)}", "—"] + ["—"] * len(tasks)
+                        + [_with_interval(ngram)])
     lines = _table(header, rows)
     if reused:
         lines += ["", "† reused from an earlier run's results in this output directory."]
@@ -487,6 +507,10 @@ def _failures(results):
         if cell.get("status") in ("failed", "skipped") and (cell.get("status") == "failed" or cell.get("error")):
             lines.append(f"- fine-tuning {_name(cell['family'])} × {cell['task']} ({cell['variant']}): "
                          f"{cell['status']} — {_one_line(cell.get('error') or 'no error message recorded')}")
+    zero_shot = results.get("zero_shot") or {}
+    if zero_shot.get("status") == "failed":
+        error = _one_line(zero_shot.get("error") or "no error message recorded")
+        lines.append(f"- zero-shot scoring: failed — {error}")
     return lines or ["None: every stage that was requested ran to the end."]
 
 
@@ -501,6 +525,10 @@ def _caveats(results):
                  f"one seed ({seeds[0]}): the intervals cover the sampling of the validation set, not the spread "
                  "between training runs with other seeds, so no claim can be confirmed, only suggested (`--seeds 3` "
                  "decides)")
+    zero_shot = [] if not (results.get("zero_shot") or {}).get("status") == "ok" else [
+        "- The zero-shot scores train nothing: their intervals cover the sampling of the pairs alone, so the grammar "
+        "claim needs no seeds to be confirmed; like every number here, they say nothing of pretraining noise (one "
+        "pretrained model per family)."]
     return [
         f"- Scale `{scale}`: {size}; budget: {budget}.",
         f"- {seed_text}. Differences inside the intervals are called within noise, not read as a ranking.",
@@ -523,7 +551,124 @@ def _caveats(results):
         "- The papers made their claims at far larger scale (BERT base: 110 M parameters, 3.3 B words of "
         "pretraining). A claim that this run does not confirm is not thereby refuted at that scale, and one it "
         "confirms is not thereby proven.",
-    ]
+    ] + zero_shot
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The zero-shot stage (zero_shot_stage.py): the order_pairs sentence under the main table, the grammar section
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _zero_shot_text(entry) -> str:
+    text = f"{entry['accuracy' if 'accuracy' in entry else 'score']:.3f}"
+    low, high = (entry.get("low"), entry.get("high")) if "accuracy" in entry else tuple(entry.get("interval") or
+                                                                                        (None, None))
+    if low is not None:
+        text += f" [{low:.3f}, {high:.3f}]"
+    return text
+
+
+def _order_pairs_sentence(results: dict) -> list[str]:
+    """Under the main table: what the zero-shot column is and what its difference from the supervised cells means."""
+    zero_shot = results.get("zero_shot")
+    if not zero_shot or not zero_shot.get("order_pairs"):
+        if zero_shot and zero_shot.get("status") == "failed":
+            return ["", f"The zero-shot stage failed: {zero_shot.get('error')}"]
+        return []
+    best = max(((system, order_pairs_cell(zero_shot, system)) for system in zero_shot["systems"]),
+               key=lambda item: item[1]["score"] if item[1] else -1)
+    # Every regime's cell at the main table's size that trained: the best supervised route, whichever it is.
+    cells = [c for c in results.get("finetuning") or [] if c.get("task") == ORDER_TASK
+             and c.get("train_size", results.get("main_train_size")) == results.get("main_train_size")
+             and c.get("status") == "ok" and not c.get("flags") and c.get("score") is not None]
+    supervised = max(cells, key=lambda c: c["score"], default=None)
+    text = ("order_pairs zero-shot: each pretrained language model asked directly which sentence of a validation pair "
+            "is more probable (the same validation pairs as the supervised columns; the original sentence should "
+            "be), with no task head and no labelled example; the Kneser-Ney row is an n-gram trained on the "
+            f"pretraining text: {zero_shot['ngram']['trained_on'].removeprefix('trained on ')}. "
+            "Scorings: the sum of log-probabilities (NNLM, GPT, the n-gram), ELMo's two directions summed, BERT's "
+            "pseudo-log-likelihood (PLL-word-l2r); a tie (the same score) counts half. 95 % bootstrap intervals over "
+            "the pairs. ")
+    if best[1] is not None:
+        text += f"Best zero-shot: {system_label(best[0])} {_zero_shot_text(best[1])}"
+        if supervised is not None:
+            low, high = supervised.get("interval") or (None, None)
+            text += (f"; best supervised cell: {family_label(supervised['family'])} ({supervised['variant']}) "
+                     f"{supervised['score']:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None else ""))
+        versus = zero_shot["order_pairs"].get("versus_supervised")
+        if versus:
+            low, high = versus["interval"]
+            text += (f"; zero-shot − supervised {versus['difference']:+.3f}, 95 % interval [{low:+.3f}, {high:+.3f}] "
+                     f"on the same pairs ({versus['outcome']})")
+        text += (". The difference is what the route costs, not what the models know: zero-shot reads the "
+                 "pretrained LM's own probabilities, which pretraining trained for exactly this comparison, while a "
+                 "supervised cell must learn, from "
+                 f"{results.get('main_train_size') or 'a few'} labelled pairs, a new head over the model's features "
+                 "(frozen) or a new use of the whole network (fine-tuned); a supervised cell below the zero-shot "
+                 "score means that head did not recover what the LM already knew.")
+    return ["", text]
+
+
+def _grammar_lines(results: dict) -> list[str]:
+    """The section "What each language model knows of grammar (zero-shot)" (empty when the grammar part did not
+    run)."""
+    zero_shot = results.get("zero_shot")
+    if not zero_shot:
+        return []
+    title = ["", "## What each language model knows of grammar (zero-shot)", ""]
+    if zero_shot.get("status") != "ok":
+        return title + [f"The zero-shot stage failed: {zero_shot.get('error')}"]
+    blimp = zero_shot.get("blimp")
+    if not blimp:
+        return []
+    published = blimp["published"]
+    lines = title + [
+        f"BLiMP (Warstadt et al. 2020; {published['license']}): {blimp['pairs']:,} minimal pairs, "
+        f"{blimp['pairs_per_paradigm']} of each of its {blimp['paradigms']} paradigms (the sample the package "
+        "embeds), a grammatical and an ungrammatical sentence that differ in one place. A model gets a pair right "
+        "when it scores the grammatical sentence higher, with no task head and no training: each pretrained "
+        "language model of this run and an interpolated Kneser-Ney 5-gram trained on the pretraining text "
+        f"({zero_shot['ngram']['trained_on'].removeprefix('trained on ')}); the scorers of `hf-lineage evaluate "
+        "minimal-pairs` (docs/minimal_pairs.md; each model reads the sentences as its pretraining text was written). "
+        "Accuracy is the mean over paradigms (BLiMP's), a tie counts half (ties: the two sentences the same input "
+        f"to the model, e.g. both words out of its vocabulary), with its 95 % bootstrap interval over pairs "
+        f"({blimp['resamples']:,} resamples, seed {blimp['seed']}). BLiMP's published models, each on all 1,000 "
+        "pairs of the same paradigms and trained on far more text, are shown beside.", ""]
+    rows = []
+    primary = set((zero_shot.get("primary") or {}).values())
+    for system in zero_shot["systems"]:
+        for name, entry in blimp["systems"].items():
+            if entry["system"] != system:
+                continue
+            overall = entry["overall"]
+            label = system_label(system) + ("" if entry["variant"] == "sum" else f" ({entry['variant']})")
+            if name in primary and entry["variant"] != "sum":
+                label += " ‡"
+            rows.append([label, _zero_shot_text(overall), f"{overall['ties']:,}",
+                         " ".join(f"{field} {value['accuracy']:.2f}" for field, value in entry["fields"].items())])
+    rows += [[f"*BLiMP published:* {row}", "—" if value is None else f"{value:.3f}", "—", "—"]
+             for row, value in published["overall"].items()]
+    lines += _table(["model", "accuracy (mean over paradigms) [95 %]", "ties", "by field"], rows)
+    notes = []
+    if any(entry["variant"] != "sum" for entry in blimp["systems"].values()):
+        notes.append("‡ the scoring the claim uses for that model (chosen by the method, not by its score: "
+                     "ELMo's whole biLM; BERT's PLL-word-l2r, which does not score a word from its own pieces).")
+    if zero_shot.get("no_sentence_probability"):
+        unscored = ", ".join(map(family_label, zero_shot["no_sentence_probability"]))
+        notes.append(f"No sentence probability, not scored: {unscored} (static word vectors).")
+    if zero_shot.get("skipped"):
+        notes.append(f"Not scored: {', '.join(map(family_label, zero_shot['skipped']))} (over 50 M parameters on a "
+                     "machine without a GPU; `hf-lineage evaluate minimal-pairs` scores it).")
+    notes.append(f"This stage took {zero_shot.get('seconds') or 0:.0f} s"
+                 + (" (reused from an earlier run)" if zero_shot.get("reused") else "")
+                 + f" on {zero_shot.get('device', 'cpu')}"
+                 + (", the order_pairs zero-shot column included." if zero_shot.get("order_pairs") else "."))
+    lines += [""] + notes
+    claim = next((c for c in results.get("claims") or [] if c["id"] == "grammar_order"), None)
+    if claim is not None:
+        lines += ["", f"{claim['claim']} **Verdict: {claim['verdict']}** ({claim['evidence']} The rule is under "
+                      "\"The claims\".)"]
+    return lines
 
 
 def write_report(results: dict, output_dir) -> str:
@@ -551,6 +696,7 @@ def write_report(results: dict, output_dir) -> str:
     start = len(notes.texts)
     lines += _main_table(results, notes)
     lines += _footnote_block(notes, start)
+    lines += _order_pairs_sentence(results)
     lines += _generation_table(results)
     lines += _time_split(results)
     lines += _labeling_words_section(results)
@@ -576,6 +722,7 @@ def write_report(results: dict, output_dir) -> str:
     lines += _learned_enough_section(results)
     lines += ["", "## Learning curves", ""] + _curves_section(results)
     lines += probing_lines(results.get("probes"))
+    lines += _grammar_lines(results)
 
     plots = results.get("plots") or []
     lines += ["", "## Plots", ""]

@@ -27,6 +27,9 @@ SHARED_HEAD_KINDS = ("sequence_labeling", "classification", "sentence_pairs")
 # one class (no evidence for any verdict), and leaving them out keeps the default run within 15 minutes.
 DEFAULT_VARIANTS = ("frozen", "finetuned")
 SAMPLES = _samples.LINEAGE
+# Pairs per paradigm in the embedded BLiMP sample (hf_lineage/samples/blimp/sample.jsonl, written by
+# scripts/make_blimp_samples.py): the most --blimp-pairs takes.
+BLIMP_SAMPLE_PAIRS = 20
 
 
 @dataclass(frozen=True)
@@ -382,6 +385,9 @@ class LineageArguments:
     # "FAMILY=FOLDER" items, FOLDER a local folder or a Hub model id (``checkpoint_sources``); a str is one item.
     checkpoints: str | list[str] | None = None
     keep_finetuned_models: bool = False
+    # Pairs per BLiMP paradigm of the zero-shot grammar section (``zero_shot_stage.py``), from the embedded sample's 20
+    # (None: all 20; 0 turns the section off). The order_pairs zero-shot column runs whenever that task does.
+    blimp_pairs: int | None = None
     # Whether --variants was given: without it, on a machine without a GPU, a checkpoint of over
     # LARGE_CHECKPOINT_ON_CPU parameters runs its frozen cells only (``frozen_only_families``).
     variants_given: bool = True
@@ -429,6 +435,9 @@ def check_arguments(args: LineageArguments) -> Scale:
         raise LineageError(f"--seeds must be at least 1, got {args.seeds}")
     if any(size < 1 for size in args.curve_sizes or []) or (args.task_train is not None and args.task_train < 1):
         raise LineageError("labelled-set sizes (--task-train, --curve-sizes) must be positive")
+    if args.blimp_pairs is not None and not 0 <= args.blimp_pairs <= BLIMP_SAMPLE_PAIRS:
+        raise LineageError(f"--blimp-pairs must be 0 (no grammar section) to {BLIMP_SAMPLE_PAIRS} (the embedded "
+                           f"sample's pairs per paradigm), got {args.blimp_pairs}")
     if args.budget_words is not None and args.budget_seconds is not None:
         raise LineageError("give --budget-words or --budget-seconds, not both")
     if (args.budget_words is not None and args.budget_words <= 0) or (
@@ -455,6 +464,9 @@ def check_arguments(args: LineageArguments) -> Scale:
             raise LineageError(f"--checkpoints fine-tunes pretrained folders; {', '.join(pretraining)} only "
                                "pretraining reads: give one or the other")
         checkpoint_sources(args)  # every folder checked (and every Hub id downloaded) before anything runs
+    if args.blimp_pairs != 0 and not (_samples.BLIMP / "sample.jsonl").is_file():
+        raise LineageError(f"the embedded BLiMP sample is missing from {_samples.BLIMP} (a broken install?); "
+                           "--blimp-pairs 0 runs without the grammar section")
     if not args.corpus and not args.dataset_name and not (SAMPLES / "corpus.train.txt").is_file():
         raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
     return SCALES[args.scale]

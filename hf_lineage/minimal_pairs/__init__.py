@@ -11,7 +11,8 @@ model gets it right when it scores the grammatical one higher. The pieces, each 
     scorers           sentence scores per kind of model (``load_scorer``): causal, masked (PLL, PLL-word-l2r),
                       ELMo (forward, backward, sum), n-gram; static vectors have none
     tallies           pairs right, wrong or tied; accuracies per paradigm, field and phenomenon with bootstrap
-                      intervals (``score_pairs``, ``summarize``); BLiMP's published rows
+                      intervals (``score_pairs``, ``summarize``), two models' paired difference
+                      (``paired_difference``); BLiMP's published rows
     zero_shot         all of it for a list of models (``evaluate_models``)
     outputs           the JSON, the Markdown table and the plot
     cli               ``hf-lineage evaluate``

@@ -38,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "saved model folder, a Hub model id (gpt2, google-bert/bert-base-uncased), or "
                              "kneser-ney[:ORDER] (ORDER 2-5, default 5)")
     parser.add_argument("--data", nargs="+", metavar="FILE_OR_DIR",
-                        help="BLiMP-format .jsonl files or folders of them (BLiMP's data/); required unless the "
-                             "package embeds a sample")
+                        help="BLiMP-format .jsonl files or folders of them (BLiMP's data/); default: the sample the "
+                             "package embeds, 20 pairs of each of BLiMP's 67 paradigms")
     parser.add_argument("--output-dir", default="minimal_pairs", metavar="OUT",
                         help="where the JSON, Markdown table and plot go (default: minimal_pairs)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --output-dir")

@@ -110,8 +110,9 @@ def read_pairs(sources, limit: int | None = None) -> list[MinimalPair]:
 
 
 def embedded_sample() -> Path | None:
-    """The BLiMP sample shipped in the package, when there is one (``hf_lineage/samples/blimp/sample.jsonl``); the
-    command's ``--data`` defaults to it. None: no sample is embedded yet, and ``--data`` is required."""
+    """The BLiMP sample shipped in the package (``hf_lineage/samples/blimp/sample.jsonl``: 20 pairs of each paradigm,
+    ``scripts/make_blimp_samples.py``); the command's ``--data`` defaults to it. None when it is missing (a broken
+    install), and ``--data`` is then required."""
     from .. import samples
 
     sample = samples.path("blimp", "sample.jsonl")

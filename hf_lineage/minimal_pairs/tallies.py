@@ -152,6 +152,29 @@ def summarize(pairs, outcomes: dict, resamples: int = 1000, seed: int = 0, confi
     return summary
 
 
+def paired_difference(pairs, higher: PairOutcomes, lower: PairOutcomes, resamples: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> dict:
+    """``higher`` − ``lower`` in the mean over paradigms, with its percentile bootstrap interval: each resample draws
+    the same pairs for both (``bootstrap_paradigm_accuracies``' draws, as ``summarize``'s), so the interval is of the
+    paired difference. ``{"difference", "low", "high"}`` (no interval with ``resamples`` 0).
+
+    >>> from hf_lineage.minimal_pairs.pairs import MinimalPair
+    >>> pairs = [MinimalPair("a", "b", "p", "f", "t", str(i), "x", i) for i in range(4)]
+    >>> paired_difference(pairs, compare([1, 1, 1, 0], [0, 0, 0, 1]), compare([0, 0, 1, 1], [1, 1, 0, 0]),
+    ...                   resamples=0)
+    {'difference': 0.25, 'low': None, 'high': None}
+    """
+    grouping = Grouping(pairs)
+    rights = np.stack([higher.right, lower.right])
+    point = [np.mean([r[grouping.indices[p]].mean() for p in grouping.paradigms]) for r in rights]
+    low = high = None
+    if resamples:
+        boot = bootstrap_paradigm_accuracies(grouping, rights, resamples, seed).mean(-1)  # (S, 2)
+        tail = (1 - confidence) / 2 * 100
+        low, high = (float(v) for v in np.percentile(boot[:, 0] - boot[:, 1], [tail, 100 - tail]))
+    return {"difference": float(point[0] - point[1]), "low": low, "high": high}
+
+
 def published_summary(pairs, published: dict) -> dict:
     """BLiMP's published rows over the paradigms of ``pairs``, as ``summarize`` shapes them (no intervals): a group's
     figure is the mean of its paradigms' published accuracies, None when one of them has none (a paradigm BLiMP does

@@ -11,7 +11,8 @@ README (source, license, how it was built) of its files.
                     (scripts/make_crosslingual_samples.py)
     cloze/          the multiple-choice cloze over UD English EWT, SWAG's columns (scripts/make_cloze_sample.py)
     blimp/          BLiMP's published accuracies per paradigm, shown beside ``hf-lineage evaluate minimal-pairs``'
-                    rows (scripts/make_blimp_samples.py)
+                    rows, and 20 of its minimal pairs per paradigm (the command's default data and the grammar section
+                    of ``hf-lineage lineage``) (scripts/make_blimp_samples.py)
 
 Every folder is written by its builder in ``scripts/`` (named above), a developer tool outside the package; the
 package only reads the written files. The folders are data; the code here only names them, and imports nothing of the
