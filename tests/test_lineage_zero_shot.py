@@ -187,3 +187,17 @@ def test_the_best_zero_shot_system_is_compared_with_the_best_supervised_cell_on_
     assert versus["outcome"] == "holds (one seed)"
     # A flagged cell (did not train) is no side of the comparison.
     assert zero_shot.versus_supervised(shot, [{**cell, "flags": ["one class"]}], {}, 1000, 0) is None
+
+
+def test_the_plan_says_what_the_zero_shot_stage_will_score():
+    """The run says at its start what it will do, the zero-shot stage included (and nothing of it when it is off)."""
+    from types import SimpleNamespace
+
+    from hf_lineage.lineage.experiment import plan_message
+
+    def plan(tasks, pairs):
+        return plan_message(["gpt"], tasks, [], 0, [], True, SimpleNamespace(blimp_pairs=pairs), None)
+
+    assert "zero-shot: order_pairs validation and 20 BLiMP pairs per paradigm" in plan(["labeling", "order_pairs"], None)
+    assert "zero-shot: 5 BLiMP pairs per paradigm scored" in plan(["labeling"], 5)
+    assert "zero-shot" not in plan(["labeling"], 0)

@@ -51,7 +51,14 @@ from .finetuning import (
 )
 from .pretraining import count_parameters, describe_budget, describe_size, pretrain_family
 from .probing import probing_wanted, run_probing_stage
-from .zero_shot_stage import run_zero_shot_stage, versus_supervised, without_units, zero_shot_wanted
+from .zero_shot_stage import (
+    ORDER_TASK,
+    blimp_pairs,
+    run_zero_shot_stage,
+    versus_supervised,
+    without_units,
+    zero_shot_wanted,
+)
 from .scoring import context_gate, gold_of, score_baselines, score_predictions
 from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage.experiment``
     DEFAULT_TASKS,
@@ -378,6 +385,11 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
     if frozen_only:
         message += (f"; {', '.join(frozen_only)}: over {LARGE_CHECKPOINT_ON_CPU // 1_000_000} M parameters on a "
                     "machine without a GPU, frozen cells only (give --variants to choose the regimes)")
+    if zero_shot_wanted(tasks, args):
+        scored = ([f"{ORDER_TASK} validation"] if ORDER_TASK in tasks else []) + (
+            [f"{blimp_pairs(args)} BLiMP pairs per paradigm"] if blimp_pairs(args) else [])
+        message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram "
+                    "(under a minute on the shipped checkpoints)")
     if minutes is not None and not pretraining_anew:
         low, high = minutes
         message += (f"; fine-tuning roughly {_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more "
