@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     import torch
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
-    from minicons import scorer as minicons_scorer  # noqa: I001 (after lm_eval: both import transformers)
+    from minicons import scorer as minicons_scorer
 
     from hf_lineage import checkpoints
     from hf_lineage.minimal_pairs.model_specs import resolve_model
@@ -59,7 +59,6 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     import lm_eval
-    import minicons  # noqa: F401
     from importlib.metadata import version
 
     print(f"machine: {cpu_model()}, {torch.get_num_threads()} threads, torch {torch.__version__}, lm_eval "

@@ -23,6 +23,7 @@ from pathlib import Path
 from .checkpoints import FAMILIES, HERE, available, path, training_record
 from .lineage.checkpoint_build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
 from .pretrained_folder import check_push, push_folder, write_code
+from .staged_folder import staged_folder
 
 
 def description() -> str:
@@ -105,9 +106,9 @@ def _build(namespace: dict) -> int:
 
 def _export(namespace: dict) -> int:
     """``hf-lineage checkpoints export FAMILY OUTPUT_DIR``: the shipped folder with its code and ``auto_map``, as
-    ``push`` uploads it, written to a staging folder beside OUTPUT_DIR and renamed into place, so a failure leaves
-    nothing. lm-evaluation-harness' ``lm_eval --model hf --model_args pretrained=OUTPUT_DIR,trust_remote_code=True``
-    then loads it without importing hf_lineage (docs/minimal_pairs.md)."""
+    ``push`` uploads it, written whole or not at all (``staged_folder``). lm-evaluation-harness' ``lm_eval --model hf
+    --model_args pretrained=OUTPUT_DIR,trust_remote_code=True`` then loads it without importing hf_lineage
+    (docs/minimal_pairs.md)."""
     output = Path(namespace["output_dir"])
     try:
         folder = path(namespace["family"])
@@ -116,14 +117,9 @@ def _export(namespace: dict) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"hf-lineage checkpoints export: error: {error}", file=sys.stderr)
         return 2
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=output.parent, prefix=f".{output.name}.") as temporary:
-        staging = Path(temporary) / "folder"
-        shutil.copytree(folder, staging, ignore=shutil.ignore_patterns("__pycache__"))
+    with staged_folder(output) as staging:
+        shutil.copytree(folder, staging, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
         write_code(staging)
-        if output.exists():
-            output.rmdir()  # empty, checked above
-        staging.rename(output)
     print(f"wrote {output} (the shipped {namespace['family']} checkpoint with its code; load it with "
           "trust_remote_code=True where hf_lineage is not imported)")
     return 0

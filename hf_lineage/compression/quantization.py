@@ -38,14 +38,14 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
-import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from ..staged_folder import staged_folder
 
 FORMAT = "hf-lineage-dynamic-int8"
 FORMAT_VERSION = 1
@@ -219,9 +219,7 @@ def save_quantized(model: nn.Module, output_dir, tokenizer=None, overwrite: bool
     out = Path(output_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise ValueError(f"{str(out)!r} exists and is not empty; choose another output folder (or overwrite=True)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    with staged_folder(out) as staging:
         config = copy.deepcopy(config)  # the model's own config is left as it was
         config.architectures = [type(model).__name__]
         config.save_pretrained(staging)
@@ -234,16 +232,6 @@ def save_quantized(model: nn.Module, output_dir, tokenizer=None, overwrite: bool
         (staging / QUANTIZATION_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         if tokenizer is not None:
             tokenizer.save_pretrained(staging)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.rename(out, old / "replaced")
-            os.rename(staging, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return out
 
 

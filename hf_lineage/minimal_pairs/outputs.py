@@ -7,10 +7,9 @@ so a failure leaves nothing half-written there."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
+
+from ..staged_folder import staged_folder
 
 JSON_FILE, MARKDOWN_FILE, PLOT_FILE, PAIR_SCORES_FILE = ("minimal_pairs.json", "minimal_pairs.md", "minimal_pairs.png",
                                                          "pair_scores.jsonl")
@@ -189,9 +188,7 @@ def write_outputs(results: dict, output_dir, *, command: str | None = None, pair
     out = Path(output_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"--output-dir {out}: exists and is not empty (give --overwrite to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.writing-", dir=out.parent))
-    try:
+    with staged_folder(out) as staging:
         record = json_ready(results)
         if command:
             record = {"command": command, **record}
@@ -201,14 +198,4 @@ def write_outputs(results: dict, output_dir, *, command: str | None = None, pair
         if pairs is not None:
             with open(staging / PAIR_SCORES_FILE, "w", encoding="utf-8") as f:
                 f.writelines(pair_score_lines(results, pairs))
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.rename(out, old / "replaced")
-            os.rename(staging, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return out
