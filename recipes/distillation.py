@@ -19,7 +19,7 @@ Options: ``--help``; details: hf_lineage/compression/distillation_recipe.py and 
 import sys
 
 from hf_lineage.compression import distillation_recipe
-from hf_lineage.tasks.recipe_arguments import run_cli
+from hf_lineage.tasks import run_cli
 
 
 def main(argv=None):

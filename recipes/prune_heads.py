@@ -13,7 +13,7 @@ Options: ``--help``; details: hf_lineage/compression/prune_heads_recipe.py.
 import sys
 
 from hf_lineage.compression import prune_heads_recipe
-from hf_lineage.tasks.recipe_arguments import run_cli
+from hf_lineage.tasks import run_cli
 
 
 def main(argv=None):

@@ -11,7 +11,7 @@ from huggingface_hub import RepoUrl
 
 from hf_lineage import LineageBertConfig, LineageBertForPreTraining, cli
 from hf_lineage.registry import FAMILIES
-from hf_lineage.tasks.recipe_arguments import is_hub_error
+from hf_lineage.tasks.command_line import is_hub_error
 
 from conftest import CORPUS
 

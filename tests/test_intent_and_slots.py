@@ -345,7 +345,7 @@ def test_unknown_validation_labels_are_refused_naming_the_file(checkpoints, tmp_
 
 
 def test_the_command_line_reports_bad_input_in_one_line(tmp_path, capsys):
-    from hf_lineage.tasks.recipe_arguments import run_cli
+    from hf_lineage.tasks import run_cli
 
     folder = _folder(tmp_path / "train", ["show flights"], ["O"], ["x"])
     status = run_cli(intent_and_slots.main, ["--model_name_or_path", "unused", "--train_file", str(folder),

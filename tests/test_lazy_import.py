@@ -7,6 +7,7 @@ check runs in a fresh interpreter, since a module once imported stays."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -14,8 +15,9 @@ import textwrap
 import pytest
 
 
-def _run(code: str) -> dict:
-    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600)
+def _run(code: str, env: dict | None = None) -> dict:
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600,
+                         env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -104,8 +106,9 @@ def test_the_pipeline_and_the_names_of_the_package_still_work():
 
 def _subcommands() -> list[list[str]]:
     """Every ``hf-lineage`` subcommand and every subcommand of one (``analyze attention``, ``checkpoints build``,
-    ...), as the command line's own parser lists them (a new one is checked too). ``finetune TASK`` is not among
-    them: its options are transformers' ``TrainingArguments``, whose module imports torch (docs/benchmarks.md)."""
+    ...), as the command line's own parser lists them (a new one is checked too). ``finetune TASK --help`` has a test
+    of its own below: its options are transformers' ``TrainingArguments``, whose module imports torch, so only the
+    text once made is printed without it."""
     import argparse
 
     from hf_lineage import cli
@@ -179,3 +182,39 @@ def test_saving_a_model_first_registers_the_question_answering_pipeline_without_
         print(json.dumps({"impl": impl, "removed": "question-answering" in getattr(pipelines, "REMOVED_TASKS", {})}))
     """)
     assert out == {"impl": "LineageQuestionAnsweringPipeline", "removed": False}
+
+
+def test_a_recipes_help_is_its_parsers_own_text_and_later_calls_print_it_without_torch(tmp_path):
+    """``hf-lineage finetune TASK --help``: the first call makes the text with transformers' ``HfArgumentParser`` (it
+    imports torch) and keeps it under ``$HF_LINEAGE_CACHE/help``; a later call prints the same text importing none of
+    the heavy libraries; the text is exactly what the real parser prints, and a terminal of another width, for which
+    argparse wraps differently, gets its own text."""
+    task = "generation"  # Seq2SeqTrainingArguments: the task table's arguments, not a default set
+
+    def help_run(columns):
+        env = {**os.environ, "HF_LINEAGE_CACHE": str(tmp_path), "COLUMNS": str(columns)}
+        return _run(f"""
+            import contextlib, io, json, sys
+            from hf_lineage import cli
+            with contextlib.redirect_stdout(io.StringIO()) as shown:
+                try:
+                    code = cli.main(["finetune", {task!r}, "--help"])
+                except SystemExit as exit_:
+                    code = exit_.code
+            print(json.dumps({{"code": code, "shown": shown.getvalue(),
+                              "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+        """, env)
+
+    first, again = help_run(100), help_run(100)
+    assert first["code"] == again["code"] == 0 and "torch" in first["heavy"], first["heavy"]
+    assert again["heavy"] == [] and again["shown"] == first["shown"]
+    real = _run(f"""
+        import json
+        from transformers import HfArgumentParser
+        from hf_lineage.tasks import TASKS
+        print(json.dumps({{"shown": HfArgumentParser(TASKS[{task!r}].arguments).format_help()}}))
+    """, {**os.environ, "COLUMNS": "100"})
+    assert first["shown"] == real["shown"] and "--learning_rate" in real["shown"]
+    narrow = help_run(60)
+    assert narrow["shown"] != first["shown"] and "--model_name_or_path" in narrow["shown"]
+    assert len(list((tmp_path / "help").iterdir())) == 2

@@ -17,7 +17,7 @@ import hf_lineage
 from hf_lineage import samples
 from hf_lineage.lineage import baselines
 from hf_lineage.tasks import TASKS, multiple_choice
-from hf_lineage.tasks.recipe_arguments import run_cli
+from hf_lineage.tasks import run_cli
 
 CLOZE = samples.SAMPLES / "cloze"
 COMMON = ["--do_train", "--do_eval", "--do_predict", "--num_train_epochs", "1", "--per_device_train_batch_size", "4",

@@ -20,7 +20,7 @@ from hf_lineage import samples
 from hf_lineage.convert import from_transformers
 from hf_lineage.models.pipeline_lineage_question_answering import best_answers, encode_question_context
 from hf_lineage.tasks import question_answering as qa
-from hf_lineage.tasks.recipe_arguments import run_cli
+from hf_lineage.tasks import run_cli
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
 
 from conftest import REPO

@@ -22,7 +22,7 @@ import hf_lineage
 from hf_lineage.data.readers import read_conll2003, read_conllu
 from hf_lineage.registry import FAMILIES
 from hf_lineage.tasks import classification, generation, labeling
-from hf_lineage.tasks.recipe_arguments import run_cli
+from hf_lineage.tasks import run_cli
 
 from conftest import REPO
 from task_data import build_task_data

@@ -18,9 +18,9 @@ task                    module                      what it fine-tunes for
 
 Each task's ``run(*arguments, callbacks=None)`` (its argument dataclasses as ``Task.arguments`` lists them) and
 ``Task.main(argv)`` (a command line, as the script takes it) return the metrics written to ``all_results.json``.
-What they share, in the order a run meets it: ``recipe_arguments`` (the argument dataclasses, ``parse_arguments``,
-``run_cli``), ``splits`` (the splits in the task's columns, label maps; the file formats themselves are read by
-``hf_lineage.data.readers``) and ``training`` (the run's skeleton: a model that can do the task, ``--freeze_base``,
+What they share, in the order a run meets it: ``command_line`` (``run_cli``, ``--help`` at once),
+``recipe_arguments`` (the argument dataclasses, ``parse_arguments``), ``splits`` (the splits in the task's columns,
+label maps; the file formats themselves are read by ``hf_lineage.data.readers``) and ``training`` (the run's skeleton: a model that can do the task, ``--freeze_base``,
 encoding, the Trainer and its model card, train/evaluate/predict). The distillation and head-pruning recipes
 (``hf_lineage.compression``) build on the same pieces.
 
@@ -35,8 +35,11 @@ Example::
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
+
+from .command_line import asks_for_help, print_help, run_cli
 
 
 class _Reference:
@@ -84,14 +87,24 @@ class Task:
     run: Callable = field(default=_Reference(), repr=False)  # run(*arguments, callbacks=None) -> all_results.json's
 
     def parse(self, argv=None) -> tuple:
-        """The task's argument dataclasses from ``argv`` (default ``sys.argv[1:]``) or one ``.json`` file."""
+        """The task's argument dataclasses from ``argv`` (default ``sys.argv[1:]``) or one ``.json`` file. ``--help``
+        prints the options and exits, from a kept copy of the text once it has been made (``command_line``)."""
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if asks_for_help(argv):
+            print_help(self.name, self._format_help)
         from .recipe_arguments import parse_arguments
 
         return parse_arguments(argv, dataclass_types=self.arguments)
 
+    def _format_help(self) -> str:
+        from transformers import HfArgumentParser
+
+        return HfArgumentParser(self.arguments).format_help()
+
     def main(self, argv=None) -> dict:
         """The task on a command line, as ``recipes/<name>.py`` takes it; returns the metrics."""
-        return self.run(*self.parse(argv))
+        arguments = self.parse(argv)  # first: --help needs neither the recipe's module nor torch
+        return self.run(*arguments)
 
 
 _ARGUMENTS = (".recipe_arguments:ModelArguments", ".recipe_arguments:DataTrainingArguments",
@@ -118,7 +131,7 @@ TASKS = {task.name: task for task in [
 
 # The shared pieces, imported on first use (PEP 562): they import transformers' TrainingArguments and datasets.
 _LAZY = {"DataTrainingArguments": "recipe_arguments", "ModelArguments": "recipe_arguments",
-         "parse_arguments": "recipe_arguments", "run_cli": "recipe_arguments", "read_data_file": "splits",
+         "parse_arguments": "recipe_arguments", "read_data_file": "splits",
          "standardize": "splits"}
 
 

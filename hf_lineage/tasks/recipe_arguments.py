@@ -1,7 +1,7 @@
-"""The recipes' command line, as transformers' example scripts have it (``run_ner.py``, ``run_glue.py``,
+"""The recipes' arguments, as transformers' example scripts have it (``run_ner.py``, ``run_glue.py``,
 ``run_translation.py``): three argument dataclasses parsed by ``HfArgumentParser`` — ``ModelArguments``,
-``DataTrainingArguments`` and transformers' ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` — and ``run_cli``,
-which runs a recipe's ``main`` and turns bad input into one ``error: ...`` line and exit status 2.
+``DataTrainingArguments`` and transformers' ``TrainingArguments`` / ``Seq2SeqTrainingArguments`` (``run_cli``, which
+runs a recipe's ``main`` and turns bad input into one ``error: ...`` line, lives in ``command_line``).
 
 Everything that can go wrong with the input (a missing or empty file, a malformed line, an unknown label, a model
 whose family cannot do the task) is checked before the Trainer is built, so a failed run leaves no output
@@ -18,6 +18,7 @@ from typing import Optional
 from transformers import HfArgumentParser, TrainingArguments
 
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS, TASK_HEADS
+from .command_line import is_hub_error, run_cli  # noqa: F401 (their address before command_line)
 
 # What each task calls itself in messages and model cards.
 TASK_NAMES = {
@@ -190,36 +191,3 @@ def parse_arguments(argv=None, training_arguments_class=TrainingArguments, datac
 def check_actions(training_args) -> None:
     if not (training_args.do_train or training_args.do_eval or training_args.do_predict):
         raise ValueError("Nothing to do: pass at least one of --do_train, --do_eval, --do_predict")
-
-
-def run_cli(main, argv=None) -> int:
-    """Run a recipe's ``main(argv)``: bad input (a ValueError, a missing file) or a Hub that cannot be reached
-    prints one ``error: ...`` line on stderr and exits with status 2, as argparse does for a bad option; anything
-    else is a bug and keeps its traceback."""
-    try:
-        main(argv)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except Exception as error:
-        if not is_hub_error(error):
-            raise
-        # No network, offline mode or no token: one line, not the HTTP client's hundred-line traceback.
-        print(f"error: the Hugging Face Hub could not be reached ({type(error).__name__}: "
-              f"{str(error).splitlines()[0] if str(error) else 'no details'}). --push_to_hub and Hub ids need the "
-              "network and a token (`hf auth login`); HF_HUB_OFFLINE=1 forbids it.", file=sys.stderr)
-        return 2
-    return 0
-
-
-# The packages a failed Hub call raises from: huggingface_hub itself and the HTTP clients it has used.
-HUB_ERROR_MODULES = ("huggingface_hub", "httpx", "httpx2", "httpcore", "httpcore2", "requests", "urllib3")
-
-
-def is_hub_error(error: BaseException) -> bool:
-    """Whether ``error`` (or what caused it) is a failed call to the Hugging Face Hub."""
-    while error is not None:
-        if type(error).__module__.split(".")[0] in HUB_ERROR_MODULES:
-            return True
-        error = error.__cause__ or error.__context__
-    return False
