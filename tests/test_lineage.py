@@ -251,25 +251,28 @@ def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_r
     assert all(stage["reused"] for stage in results["pretraining"].values())
 
 
-def test_two_runs_with_the_same_arguments_give_identical_numbers(tmp_path, monkeypatch):
-    """Reproducible end to end: the WordPiece and BPE vocabularies, pretraining, the dev split, early stopping, the
-    learning-rate choice and the cells run in parallel child processes (two at a time) give the same scores,
-    intervals and baselines. (Two rates, not three: the choice is what must repeat, and the suite's time is short.)"""
-    import dataclasses
+def test_a_second_run_in_parallel_workers_gives_the_full_runs_numbers(full_run, tmp_path):
+    """Reproducible end to end: GPT and BERT run again on ``order_pairs`` alone — their WordPiece and BPE vocabularies,
+    pretraining, the dev split, early stopping and the learning-rate sweep, the cells in parallel child processes (two
+    at a time) — give the numbers of the same cells of the full run, which ran every cell in its own process beside
+    other families and tasks: scores, intervals, dev scores, the sweep's choice, baselines, perplexities."""
+    _, _, full = full_run
+    args = ["--families", "gpt", "bert", "--tasks", "order_pairs", *MINIMAL, "--variants", "--curve-sizes",
+            "--workers", "2"]
+    assert cli_main(["lineage", "--output-dir", str(tmp_path / "again"), *args]) == 0
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    keys = ("score", "interval", "seed_scores", "dev_score", "epochs_run", "learning_rate", "learning_rate_sweep")
 
-    monkeypatch.setitem(experiment.SCALES, "tiny", dataclasses.replace(experiment.SCALES["tiny"],
-                                                                      learning_rate_sweep=(1.0, 3.0)))
-    args = ["--families", "gpt", "bert", "--tasks", "labeling", "order_pairs", *MINIMAL, "--curve-sizes", "--workers", "2"]
-    runs = []
-    for name in ("first", "second"):
-        assert cli_main(["lineage", "--output-dir", str(tmp_path / name), *args]) == 0
-        runs.append(json.loads((tmp_path / name / "results.json").read_text()))
-    for key in ("finetuning", "baselines"):
-        numbers = [[{k: v for k, v in entry.items() if k in ("score", "interval", "dev_score", "epochs_run")}
-                    for entry in (run[key] if key == "finetuning" else sum(run[key].values(), []))] for run in runs]
-        assert numbers[0] == numbers[1]
-    assert [runs[0]["pretraining"][f]["validation"] for f in ("gpt", "bert")] == [
-        runs[1]["pretraining"][f]["validation"] for f in ("gpt", "bert")]
+    def numbers(run):
+        return {(c["family"], c["task"], c["variant"], c["train_size"]): {k: c.get(k) for k in keys}
+                for c in run["finetuning"] if c["family"] in ("gpt", "bert") and c["task"] == "order_pairs"}
+
+    mine = numbers(again)
+    assert len(mine) == 2 and all(cell["learning_rate_sweep"] for cell in mine.values())
+    assert mine == {key: cell for key, cell in numbers(full).items() if key in mine}
+    assert again["baselines"]["order_pairs"] == full["baselines"]["order_pairs"]
+    assert [again["pretraining"][f]["validation"] for f in ("gpt", "bert")] == [
+        full["pretraining"][f]["validation"] for f in ("gpt", "bert")]
 
 
 @pytest.mark.parametrize("bad, message", [
