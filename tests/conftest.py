@@ -49,8 +49,8 @@ VERSION_INDEPENDENT_TESTS = {
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: checks a GPU path; runs only with HF_LINEAGE_TEST_CUDA=1 on a CUDA machine")
-    config.addinivalue_line("markers", "version_independent: a file in conftest.VERSION_INDEPENDENT (its reason there); "
-                            "the oldest-releases CI pass deselects it")
+    config.addinivalue_line("markers", "version_independent: a file in conftest.VERSION_INDEPENDENT or a test in "
+                            "VERSION_INDEPENDENT_TESTS (its reason there); the oldest-releases CI pass deselects it")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -63,7 +63,8 @@ def pytest_collection_modifyitems(config, items):
     if stale:  # a renamed file would otherwise leave the list silently
         raise pytest.UsageError(f"conftest.VERSION_INDEPENDENT(_TESTS) names no such test file or test: {stale}")
     for item in items:
-        if item.path.name in VERSION_INDEPENDENT or f"{item.path.name}::{item.originalname}" in VERSION_INDEPENDENT_TESTS:
+        test = f"{item.path.name}::{item.originalname}"
+        if item.path.name in VERSION_INDEPENDENT or test in VERSION_INDEPENDENT_TESTS:
             item.add_marker(pytest.mark.version_independent)
         is_cuda_test = item.get_closest_marker("cuda") is not None
         if is_cuda_test and not CUDA_TESTS:

@@ -20,8 +20,9 @@ Each task's ``run(*arguments, callbacks=None)`` (its argument dataclasses as ``T
 ``Task.main(argv)`` (a command line, as the script takes it) return the metrics written to ``all_results.json``.
 What they share, in the order a run meets it: ``command_line`` (``run_cli``, ``--help`` at once),
 ``recipe_arguments`` (the argument dataclasses, ``parse_arguments``), ``splits`` (the splits in the task's columns,
-label maps; the file formats themselves are read by ``hf_lineage.data.readers``) and ``training`` (the run's skeleton: a model that can do the task, ``--freeze_base``,
-encoding, the Trainer and its model card, train/evaluate/predict). The distillation and head-pruning recipes
+label maps; the file formats themselves are read by ``hf_lineage.data.readers``) and ``training`` (the run's
+skeleton: a model that can do the task, ``--freeze_base``, encoding, the Trainer and its model card,
+train/evaluate/predict). The distillation and head-pruning recipes
 (``hf_lineage.compression``) build on the same pieces.
 
 Example::

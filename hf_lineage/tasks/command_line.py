@@ -28,7 +28,7 @@ HELP_FLAGS = ("-h", "--help")
 
 
 def asks_for_help(argv: list[str]) -> bool:
-    """Whether argparse would print the help for ``argv``: ``-h`` or ``--help`` before a ``--`` that ends the options."""
+    """Whether argparse would print the help for ``argv``: ``-h`` or ``--help`` before any ``--`` (options end)."""
     options = argv[:argv.index("--")] if "--" in argv else argv
     return any(arg in HELP_FLAGS for arg in options)
 
