@@ -188,33 +188,33 @@ def test_a_recipes_help_is_its_parsers_own_text_and_later_calls_print_it_without
     """``hf-lineage finetune TASK --help``: the first call makes the text with transformers' ``HfArgumentParser`` (it
     imports torch) and keeps it under ``$HF_LINEAGE_CACHE/help``; a later call prints the same text importing none of
     the heavy libraries; the text is exactly what the real parser prints, and a terminal of another width, for which
-    argparse wraps differently, gets its own text."""
+    argparse wraps differently, is kept apart."""
     task = "generation"  # Seq2SeqTrainingArguments: the task table's arguments, not a default set
+    env = {**os.environ, "HF_LINEAGE_CACHE": str(tmp_path), "COLUMNS": "100"}
 
-    def help_run(columns):
-        env = {**os.environ, "HF_LINEAGE_CACHE": str(tmp_path), "COLUMNS": str(columns)}
+    def help_run(then=""):
         return _run(f"""
-            import contextlib, io, json, sys
+            import contextlib, io, json, os, sys
             from hf_lineage import cli
             with contextlib.redirect_stdout(io.StringIO()) as shown:
                 try:
                     code = cli.main(["finetune", {task!r}, "--help"])
                 except SystemExit as exit_:
                     code = exit_.code
-            print(json.dumps({{"code": code, "shown": shown.getvalue(),
-                              "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+            out = {{"code": code, "shown": shown.getvalue(), "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}
+            {then}
+            print(json.dumps(out))
         """, env)
 
-    first, again = help_run(100), help_run(100)
+    first = help_run("""
+            from transformers import HfArgumentParser
+            from hf_lineage.tasks import TASKS, command_line
+            out["real"] = HfArgumentParser(TASKS["generation"].arguments).format_help()
+            out["kept"] = str(command_line.help_path("generation"))
+            os.environ["COLUMNS"] = "60"
+            out["narrow"] = str(command_line.help_path("generation"))""")
+    again = help_run()
     assert first["code"] == again["code"] == 0 and "torch" in first["heavy"], first["heavy"]
+    assert first["shown"] == first["real"] and "--predict_with_generate" in first["real"]  # Seq2Seq's own option
     assert again["heavy"] == [] and again["shown"] == first["shown"]
-    real = _run(f"""
-        import json
-        from transformers import HfArgumentParser
-        from hf_lineage.tasks import TASKS
-        print(json.dumps({{"shown": HfArgumentParser(TASKS[{task!r}].arguments).format_help()}}))
-    """, {**os.environ, "COLUMNS": "100"})
-    assert first["shown"] == real["shown"] and "--learning_rate" in real["shown"]
-    narrow = help_run(60)
-    assert narrow["shown"] != first["shown"] and "--model_name_or_path" in narrow["shown"]
-    assert len(list((tmp_path / "help").iterdir())) == 2
+    assert [str(path) for path in (tmp_path / "help").iterdir()] == [first["kept"]] and first["narrow"] != first["kept"]
