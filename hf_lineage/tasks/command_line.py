@@ -63,13 +63,16 @@ def print_help(task_name: str, make_text) -> None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = make_text()
+        staged = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False) as file:
+                staged = file.name
                 file.write(text)
-            os.replace(file.name, path)  # whole or not at all: a concurrent reader never sees half a text
+            os.replace(staged, path)  # whole or not at all: a concurrent reader never sees half a text
         except OSError:
-            pass
+            if staged is not None:
+                Path(staged).unlink(missing_ok=True)
     sys.stdout.write(text)
     raise SystemExit(0)
 
