@@ -44,6 +44,11 @@ VERSION_INDEPENDENT_TESTS = {
     "test_lineage.py::test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_reuses_them":
         "the stage records' failure and reuse logic; the full run covers the stages themselves",
     "test_lineage.py::test_a_moved_report_folder_is_reused_from_its_new_place": "paths in the stage records",
+    "test_lineage.py::test_a_second_run_in_parallel_workers_gives_the_full_runs_numbers":
+        "the same cells as the full run, again in child processes: the lineage's own reproducibility",
+    "test_lineage.py::test_question_answering_and_intent_slots_run_as_lineage_tasks_scored_like_their_recipes":
+        "the lineage's scoring of the recipes' prediction files; the recipes run in test_question_answering.py and "
+        "test_intent_and_slots.py",
 }
 
 
@@ -51,6 +56,16 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: checks a GPU path; runs only with HF_LINEAGE_TEST_CUDA=1 on a CUDA machine")
     config.addinivalue_line("markers", "version_independent: a file in conftest.VERSION_INDEPENDENT or a test in "
                             "VERSION_INDEPENDENT_TESTS (its reason there); the oldest-releases CI pass deselects it")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """What a test leaves alive (imported modules, session fixtures, caches) is exempted from later cyclic garbage
+    collections, as between the lineage's stages: each Trainer.train otherwise walks every object the session has
+    made, 0.3 s and more a call."""
+    from hf_lineage.lineage.stages import freeze_long_lived_objects
+
+    freeze_long_lived_objects()
 
 
 def pytest_collection_modifyitems(config, items):
