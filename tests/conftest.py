@@ -1,3 +1,4 @@
+import json
 import os
 import sys
 from pathlib import Path
@@ -130,17 +131,104 @@ def wordpiece_tokenizer():
 
 
 def run_without_hf_lineage(code: str, cwd) -> str:
-    """Run ``code`` in a fresh interpreter where ``import hf_lineage`` fails, as on a machine without it."""
-    import subprocess
+    """Run ``code`` in a fresh interpreter where ``import hf_lineage`` fails, as on a machine without it; returns its
+    standard output. The interpreter is a fork of one that has imported only torch and transformers (``_Forks``),
+    which saves each call that import (about 6 s); under any other environment than that one's, a new interpreter."""
+    returncode, stdout, stderr = _FORKS.run(code, str(cwd), {**without_pythonpath(os.environ), "HF_HUB_OFFLINE": "1"})
+    assert returncode == 0, stderr[-3000:]
+    return stdout
 
-    prelude = "import sys; sys.modules['hf_lineage'] = None\n"  # makes any import of hf_lineage raise
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["HF_HUB_OFFLINE"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-c", prelude + code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
+
+# The interpreter _Forks forks: hf_lineage blocked, torch and transformers' Auto classes imported (no torch op run, so
+# no thread pool exists to be lost in a fork), then for each request a child that runs the code as `python -c` would,
+# in the request's folder, its output in files whose names the request gives.
+_FORK_SERVER = r"""
+import importlib, json, os, sys, traceback, types
+sys.modules["hf_lineage"] = None  # makes any import of hf_lineage raise
+import torch, transformers
+from transformers import AutoConfig, AutoModel, AutoTokenizer, GenerationMixin, PreTrainedModel, pipeline  # noqa: F401
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        status = 0
+        try:
+            os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            importlib.invalidate_caches()  # "" on sys.path now names this folder
+            for fd, name in ((1, "stdout"), (2, "stderr")):
+                os.dup2(os.open(request[name], os.O_WRONLY), fd)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            main = sys.modules["__main__"] = types.ModuleType("__main__")  # the code's own, as under `python -c`
+            exec(compile(request["code"], "<string>", "exec"), main.__dict__)
+        except SystemExit as exit:
+            status = exit.code if isinstance(exit.code, int) else (exit.code is not None)
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+class _Forks:
+    """``run(code, cwd, env)`` → (return code, stdout, stderr) of ``python -c code`` where hf_lineage is blocked. The
+    server starts on first use and serves the calls made under the session's own environment (``env`` as
+    ``run_without_hf_lineage`` makes it from the environment the suite started with; PYTEST_CURRENT_TEST aside); a call
+    under another (a test that set a variable) gets a new interpreter of its own, since the server's libraries read
+    theirs at import."""
+
+    def __init__(self, env: dict):
+        self.server, self.env = None, _settings(env)
+
+    def run(self, code: str, cwd: str, env: dict):
+        import select
+        import subprocess
+        import tempfile
+
+        if _settings(env) != self.env:
+            prelude = "import sys; sys.modules['hf_lineage'] = None\n"
+            result = subprocess.run([sys.executable, "-c", prelude + code], cwd=cwd, env=env, capture_output=True,
+                                    text=True, timeout=300)
+            return result.returncode, result.stdout, result.stderr
+        if self.server is None or self.server.poll() is not None:
+            self.server = subprocess.Popen([sys.executable, "-c", _FORK_SERVER], env=self.env, text=True,
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tempfile.mkdtemp())
+        with tempfile.TemporaryDirectory() as folder:
+            out, err = Path(folder, "stdout"), Path(folder, "stderr")
+            out.touch()
+            err.touch()
+            request = {"code": code, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}
+            self.server.stdin.write(json.dumps(request) + "\n")
+            self.server.stdin.flush()
+            if not select.select([self.server.stdout], [], [], 300)[0]:
+                self.server.kill()
+                raise TimeoutError(f"run_without_hf_lineage: no answer in 300 s; stderr so far:\n{err.read_text()}")
+            line = self.server.stdout.readline()
+            if not line:
+                raise RuntimeError("the fork server of run_without_hf_lineage exited")
+            return int(line), out.read_text(), err.read_text()
+
+
+# What the test process's libraries set in its environment after the server started (the Intel OpenMP switches, read
+# only when that library loads, which torch's CPU build does not; inductor's cache folder), and pytest's test name:
+# the children see them, but they decide nothing the server has already imported.
+_SET_BY_THE_RUNNING_SUITE = ("PYTEST_CURRENT_TEST", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", "TORCHINDUCTOR_CACHE_DIR")
+
+
+def _settings(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k not in _SET_BY_THE_RUNNING_SUITE}
+
+
+def without_pythonpath(env) -> dict:
+    return {k: v for k, v in env.items() if k != "PYTHONPATH"}
+
+
+_FORKS = _Forks({**without_pythonpath(os.environ), "HF_HUB_OFFLINE": "1"})
 
 
 def enable_activation_checkpointing(model, base) -> list:
