@@ -177,20 +177,19 @@ for line in sys.stdin:
 
 class _Forks:
     """``run(code, cwd, env)`` → (return code, stdout, stderr) of ``python -c code`` where hf_lineage is blocked. The
-    server starts on first use and serves the calls made under the session's own environment (``env`` as
-    ``run_without_hf_lineage`` makes it from the environment the suite started with; PYTEST_CURRENT_TEST aside); a call
-    under another (a test that set a variable) gets a new interpreter of its own, since the server's libraries read
-    theirs at import."""
+    server starts on first use and serves every call whose environment agrees with the suite's starting one on what
+    the server's libraries read as they load (``_settings``); a call that differs there (a test that set HF_HOME, say)
+    gets a new interpreter of its own."""
 
     def __init__(self, env: dict):
-        self.server, self.env = None, _settings(env)
+        self.server, self.env, self.settings = None, env, _settings(env)
 
     def run(self, code: str, cwd: str, env: dict):
         import select
         import subprocess
         import tempfile
 
-        if _settings(env) != self.env:
+        if _settings(env) != self.settings:
             prelude = "import sys; sys.modules['hf_lineage'] = None\n"
             result = subprocess.run([sys.executable, "-c", prelude + code], cwd=cwd, env=env, capture_output=True,
                                     text=True, timeout=300)
@@ -214,14 +213,18 @@ class _Forks:
             return int(line), out.read_text(), err.read_text()
 
 
-# What the test process's libraries set in its environment after the server started (the Intel OpenMP switches, read
-# only when that library loads, which torch's CPU build does not; inductor's cache folder), and pytest's test name:
-# the children see them, but they decide nothing the server has already imported.
-_SET_BY_THE_RUNNING_SUITE = ("PYTEST_CURRENT_TEST", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", "TORCHINDUCTOR_CACHE_DIR")
+# What the server's libraries (torch, transformers, huggingface_hub, tokenizers, NumPy) and Python read from the
+# environment as they load: a call under other values of these gets a new interpreter. Any other variable a test sets
+# reaches the child, which runs under the call's whole environment.
+_READ_AT_IMPORT = ("HF_", "HUGGINGFACE", "TRANSFORMERS", "TOKENIZERS", "TORCH", "PYTORCH", "CUDA", "OMP_", "MKL_",
+                   "OPENBLAS", "NPY_", "USE_", "PYTHON", "LD_", "XDG_", "HOME", "LANG", "LC_", "TZ")
+# ... less what the suite's own libraries set after the server started (the Intel OpenMP switches, read only when that
+# library loads, which torch's CPU build does not; inductor's cache folder).
+_SET_BY_THE_RUNNING_SUITE = ("KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", "TORCHINDUCTOR_CACHE_DIR")
 
 
 def _settings(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k not in _SET_BY_THE_RUNNING_SUITE}
+    return {k: v for k, v in env.items() if k.startswith(_READ_AT_IMPORT) and k not in _SET_BY_THE_RUNNING_SUITE}
 
 
 def without_pythonpath(env) -> dict:
