@@ -133,7 +133,8 @@ def wordpiece_tokenizer():
 def run_without_hf_lineage(code: str, cwd) -> str:
     """Run ``code`` in a fresh interpreter where ``import hf_lineage`` fails, as on a machine without it; returns its
     standard output. The interpreter is a fork of one that has imported only torch and transformers (``_Forks``),
-    which saves each call that import (about 6 s); under any other environment than that one's, a new interpreter."""
+    which saves each call that import (about 6 s); a call whose environment differs in what those read as they load
+    gets a new interpreter."""
     returncode, stdout, stderr = _FORKS.run(code, str(cwd), {**without_pythonpath(os.environ), "HF_HUB_OFFLINE": "1"})
     assert returncode == 0, stderr[-3000:]
     return stdout
@@ -162,8 +163,10 @@ for line in sys.stdin:
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             main = sys.modules["__main__"] = types.ModuleType("__main__")  # the code's own, as under `python -c`
             exec(compile(request["code"], "<string>", "exec"), main.__dict__)
-        except SystemExit as exit:
-            status = exit.code if isinstance(exit.code, int) else (exit.code is not None)
+        except SystemExit as stop:  # sys.exit(n), or sys.exit(message): the message on stderr, status 1
+            status = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+            if stop.code is not None and not isinstance(stop.code, int):
+                print(stop.code, file=sys.stderr)
         except BaseException:
             traceback.print_exc()
             status = 1
@@ -213,14 +216,14 @@ class _Forks:
             return int(line), out.read_text(), err.read_text()
 
 
-# What the server's libraries (torch, transformers, huggingface_hub, tokenizers, NumPy) and Python read from the
-# environment as they load: a call under other values of these gets a new interpreter. Any other variable a test sets
-# reaches the child, which runs under the call's whole environment.
-_READ_AT_IMPORT = ("HF_", "HUGGINGFACE", "TRANSFORMERS", "TOKENIZERS", "TORCH", "PYTORCH", "CUDA", "OMP_", "MKL_",
-                   "OPENBLAS", "NPY_", "USE_", "PYTHON", "LD_", "XDG_", "HOME", "LANG", "LC_", "TZ")
-# ... less what the suite's own libraries set after the server started (the Intel OpenMP switches, read only when that
-# library loads, which torch's CPU build does not; inductor's cache folder).
-_SET_BY_THE_RUNNING_SUITE = ("KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", "TORCHINDUCTOR_CACHE_DIR")
+# What the server's libraries (torch, transformers, huggingface_hub, NumPy) and Python read from the environment as
+# they load: a call under other values of these gets a new interpreter. Any other variable reaches the child, which
+# runs under the call's whole environment (TOKENIZERS_PARALLELISM, which transformers sets during the suite, is read
+# by tokenizers when it runs).
+_READ_AT_IMPORT = ("HF_", "HUGGINGFACE", "TRANSFORMERS", "TORCH", "PYTORCH", "CUDA", "OMP_", "MKL_", "OPENBLAS",
+                   "NPY_", "USE_", "PYTHON", "LD_", "XDG_", "HOME", "LANG", "LC_", "TZ")
+# ... less inductor's cache folder, which torch sets in the suite's environment when a test first compiles.
+_SET_BY_THE_RUNNING_SUITE = ("TORCHINDUCTOR_CACHE_DIR",)
 
 
 def _settings(env: dict) -> dict:

@@ -34,6 +34,7 @@ def test_a_variable_the_test_sets_reaches_the_code(tmp_path, monkeypatch):
     ("import hf_lineage", "ModuleNotFoundError"),
     ("assert 1 == 2, 'the check failed'", "the check failed"),
     ("import sys; print('to stderr', file=sys.stderr); sys.exit(3)", "to stderr"),
+    ("import sys; sys.exit('a message for the user')", "a message for the user"),
 ])
 def test_a_failing_code_fails_the_call_with_its_error(tmp_path, code, shown):
     with pytest.raises(AssertionError, match=shown):
