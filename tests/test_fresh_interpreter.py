@@ -8,26 +8,33 @@ from conftest import run_without_hf_lineage
 
 PROBE = """
 import os, sys
+forked = "torch" in sys.modules  # the server's import, or a new interpreter's nothing
 try:
     import hf_lineage
 except ImportError:
     print("blocked")
 print(os.getcwd())
-print(os.environ.get("HF_LINEAGE_PROBE"), os.environ["HF_HUB_OFFLINE"])
+print(os.environ.get("LINEAGE_PROBE"), os.environ.get("HF_LINEAGE_PROBE"), os.environ["HF_HUB_OFFLINE"])
 print(__name__, sys.modules["__main__"].__dict__ is globals())
 open("made_here.txt", "w").write("x")
+print("forked" if forked else "new interpreter")
 """
 
 
 def test_the_code_runs_as_python_c_would_without_hf_lineage(tmp_path):
     out = run_without_hf_lineage(PROBE, cwd=tmp_path).splitlines()
-    assert out == ["blocked", str(tmp_path), "None 1", "__main__ True"]
+    assert out == ["blocked", str(tmp_path), "None None 1", "__main__ True", "forked"]
     assert (tmp_path / "made_here.txt").is_file()
 
 
-def test_a_variable_the_test_sets_reaches_the_code(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_LINEAGE_PROBE", "set by the test")
-    assert run_without_hf_lineage(PROBE, cwd=tmp_path).splitlines()[2] == "set by the test 1"
+@pytest.mark.parametrize("name, expected, how", [
+    ("LINEAGE_PROBE", "set None 1", "forked"),  # read at run time: the fork runs under it
+    ("HF_LINEAGE_PROBE", "None set 1", "new interpreter"),  # what the preloaded libraries may read as they load
+])
+def test_a_variable_the_test_sets_reaches_the_code(tmp_path, monkeypatch, name, expected, how):
+    monkeypatch.setenv(name, "set")
+    out = run_without_hf_lineage(PROBE, cwd=tmp_path).splitlines()
+    assert out[2] == expected and out[-1] == how
 
 
 @pytest.mark.parametrize("code, shown", [
