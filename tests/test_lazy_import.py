@@ -206,13 +206,13 @@ def test_a_recipes_help_is_its_parsers_own_text_and_later_calls_print_it_without
             print(json.dumps(out))
         """, env)
 
-    first = help_run("""
+    first = help_run(f"""
             from transformers import HfArgumentParser
             from hf_lineage.tasks import TASKS, command_line
-            out["real"] = HfArgumentParser(TASKS["generation"].arguments).format_help()
-            out["kept"] = str(command_line.help_path("generation"))
+            out["real"] = HfArgumentParser(TASKS[{task!r}].arguments).format_help()
+            out["kept"] = str(command_line.help_path({task!r}))
             os.environ["COLUMNS"] = "60"
-            out["narrow"] = str(command_line.help_path("generation"))""")
+            out["narrow"] = str(command_line.help_path({task!r}))""")
     again = help_run()
     assert first["code"] == again["code"] == 0 and "torch" in first["heavy"], first["heavy"]
     assert first["shown"] == first["real"] and "--predict_with_generate" in first["real"]  # Seq2Seq's own option
