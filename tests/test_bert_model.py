@@ -262,10 +262,9 @@ def test_fused_qkv_projection_gives_the_three_linears_outputs_and_gradients(layo
     model.train()
     inputs = batch()
     labels = inputs["input_ids"].masked_fill(inputs["attention_mask"] == 0, -100)
-    # what is fused: self-attention's query, key and value; cross-attention's key and value (over the encoder states)
-    projections = [module for layer in model.bert.encoder.layer for module in (
-        layer.attention.query, layer.attention.key, layer.attention.value,
-        *((layer.crossattention.key, layer.crossattention.value) if hasattr(layer, "crossattention") else ()))]
+    # what is fused: self-attention's query, key and value (cross-attention's key and value are one module already)
+    projections = [module for layer in model.bert.encoder.layer
+                   for module in (layer.attention.query, layer.attention.key, layer.attention.value)]
     results = []
     for hooked in (False, True):
         hooks = [p.register_forward_hook(lambda module, args, output: None) for p in projections] if hooked else []

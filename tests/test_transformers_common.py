@@ -86,8 +86,6 @@ class LineageBertModelTester:
         self.max_position_embeddings, self.type_vocab_size = max_position_embeddings, type_vocab_size
         self.type_sequence_label_size, self.initializer_range = type_sequence_label_size, initializer_range
         self.num_labels, self.num_choices, self.scope = num_labels, num_choices, scope
-        # Only for test_reverse_loading_mapping (see LineageBertModelTest): a decoder with cross-attention.
-        self.add_cross_attention = False
 
     def prepare_config_and_inputs(self):
         input_ids = ids_tensor([self.batch_size, self.seq_length], self.vocab_size)
@@ -109,7 +107,6 @@ class LineageBertModelTester:
             hidden_act=self.hidden_act, hidden_dropout_prob=self.hidden_dropout_prob,
             attention_probs_dropout_prob=self.attention_probs_dropout_prob,
             max_position_embeddings=self.max_position_embeddings, type_vocab_size=self.type_vocab_size,
-            is_decoder=self.add_cross_attention, add_cross_attention=self.add_cross_attention,
             initializer_range=self.initializer_range, num_labels=self.num_labels,
         )
 
@@ -190,17 +187,6 @@ class LineageBertModelTest(ModelTesterMixin, GenerationTesterMixin, unittest.Tes
             inputs_dict["labels"] = torch.zeros(shape, dtype=torch.long, device=torch_device)
             inputs_dict["next_sentence_label"] = torch.zeros(shape[0], dtype=torch.long, device=torch_device)
         return inputs_dict
-
-    def test_reverse_loading_mapping(self):
-        # Not in transformers' BertModelTest, where it skips (BERT has no conversion mapping). Lineage BERT's folders
-        # keep the fused layouts (WEIGHT_CONVERSIONS: self-attention's ``qkv``, cross-attention's ``key_value``), and
-        # the test wants every conversion to match a saved key. As it sets MoE configs so that their mapped layers
-        # exist (first_k_dense_replace ...), the config here has cross-attention, the module ``key_value`` maps.
-        self.model_tester.add_cross_attention = True
-        try:
-            super().test_reverse_loading_mapping()
-        finally:
-            self.model_tester.add_cross_attention = False
 
     # What transformers' BertModelTest adds to the mixins (a selection: the checks of shapes and of the decoder;
     # not test_config: ConfigTester needs tests/utils/, which the release archive lacks).
@@ -302,3 +288,31 @@ class LineageGPTModelTest(ModelTesterMixin, GenerationTesterMixin, unittest.Test
     def test_lineage_gpt_classification_model(self):
         self.model_tester.create_and_check_for_sequence_classification(
             *self.model_tester.prepare_config_and_inputs())
+
+
+class LineageBertDecoderModelTester(LineageBertModelTester):
+    """``BertModelTester.prepare_config_and_inputs_for_decoder`` as the common inputs: a decoder
+    (``is_decoder=True``) with cross-attention (``add_cross_attention=True``) over encoder states given with every
+    call, the configuration transformers' own encoder-decoder models build from BERT (``EncoderDecoderModel``)."""
+
+    def get_config(self):
+        config = super().get_config()
+        config.is_decoder = config.add_cross_attention = True
+        return config
+
+    def prepare_config_and_inputs_for_common(self):
+        config, input_ids, token_type_ids, input_mask, *_, encoder_hidden_states, encoder_attention_mask = (
+            self.prepare_config_and_inputs_for_decoder())
+        return config, {"input_ids": input_ids, "token_type_ids": token_type_ids, "attention_mask": input_mask,
+                        "encoder_hidden_states": encoder_hidden_states,
+                        "encoder_attention_mask": encoder_attention_mask}
+
+
+class LineageBertForCausalLMTest(ModelTesterMixin, GenerationTesterMixin, unittest.TestCase):
+    """The mixins again on BERT as a decoder with cross-attention (``LineageBertForCausalLM`` as transformers'
+    ``BertLMHeadModel`` in an encoder-decoder, and the bare model under the same config)."""
+
+    all_model_classes = classes("LineageBert", "Model", "ForCausalLM")
+
+    def setUp(self):
+        self.model_tester = LineageBertDecoderModelTester(self)

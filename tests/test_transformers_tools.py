@@ -6,6 +6,7 @@ module-scoped fixture (export is the slow part)."""
 
 import importlib.util
 import os
+import re
 
 import pytest
 import torch
@@ -188,17 +189,28 @@ def test_a_folder_in_the_old_fused_layout_loads_to_the_same_outputs(family, tmp_
                                    model(input_ids, attention_mask=mask).logits, atol=0, rtol=0)
 
 
-def test_bert_cross_attention_saves_fused_and_loads_split(tmp_path):
-    """A BERT decoder's cross-attention key/value (``key_value`` on disk, as before the split) round-trips."""
+def test_bert_cross_attention_key_value_keeps_the_first_releases_layout(tmp_path):
+    """A BERT decoder's cross-attention key/value is one module, ``key_value`` in memory and on disk, as the first
+    release saved it: a folder written then (no conversion rule needed) and one saved now load to the same weights,
+    and the only conversion rule (self-attention's ``qkv``) applies to every configuration."""
+    from transformers.conversion_mapping import get_model_conversion_mapping
+
     torch.manual_seed(0)
     model = hf_lineage.LineageBertForCausalLM(config("bert", is_decoder=True, add_cross_attention=True))
     model.save_pretrained(tmp_path)
     saved = load_file(os.path.join(tmp_path, "model.safetensors"))
     assert "bert.encoder.layer.0.crossattention.key_value.weight" in saved
     assert "bert.encoder.layer.0.crossattention.key.weight" not in saved
+    assert "bert.encoder.layer.0.attention.qkv.weight" in saved
     loaded = hf_lineage.LineageBertForCausalLM.from_pretrained(tmp_path).state_dict()
     assert loaded.keys() == model.state_dict().keys()
     assert all(torch.equal(loaded[name], tensor) for name, tensor in model.state_dict().items())
+    for cross in (True, False):
+        plain = hf_lineage.LineageBertModel(config("bert", is_decoder=cross, add_cross_attention=cross))
+        keys = set(plain.state_dict())
+        for rule in get_model_conversion_mapping(plain, add_legacy=False):
+            for target in rule.target_patterns:
+                assert any(re.search(target, key) for key in keys), (cross, target)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

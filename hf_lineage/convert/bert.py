@@ -1,7 +1,9 @@
 """transformers' BERT <-> lineage BERT.
 
 The two models hold the same numbers under different names (query/key/value are ``attention.query`` where
-transformers has ``attention.self.query``, ...); no structural difference. Lineage folders saved on disk hold
+transformers has ``attention.self.query``, ...); one structural difference: a decoder's cross-attention projects
+the encoder's key and value with one module, ``crossattention.key_value`` (key rows, then value rows), where
+transformers has ``crossattention.self.key`` and ``.value``. Lineage folders saved on disk hold self-attention's
 query/key/value fused (see ``modeling_lineage_bert.WEIGHT_CONVERSIONS``), but the models' state dicts do not.
 
 ``release(sources, max_vocab)`` is ``hf-lineage convert bert SOURCE`` (``hf_lineage.convert.releases``): Google's
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 
+import torch
 import transformers
 
 from ..models import configuration_lineage_bert, modeling_lineage_bert
@@ -45,14 +48,15 @@ _RENAMES = [
     (r"\.crossattention\.output\.dense\.", ".crossattention.dense."),
     (r"\.crossattention\.output\.LayerNorm\.", ".crossattention.LayerNorm."),
     (r"\.crossattention\.self\.query\.", ".crossattention.query."),
-    (r"\.crossattention\.self\.key\.", ".crossattention.key."),
-    (r"\.crossattention\.self\.value\.", ".crossattention.value."),
     (r"\.attention\.self\.query\.", ".attention.query."),
     (r"\.attention\.self\.key\.", ".attention.key."),
     (r"\.attention\.self\.value\.", ".attention.value."),
     (r"cls\.predictions\.transform\.dense\.", "cls.predictions.transform_dense."),
     (r"cls\.predictions\.transform\.LayerNorm\.", "cls.predictions.transform_LayerNorm."),
 ]
+# transformers' cross-attention key and value projections, fused into lineage's ``key_value`` in this order.
+_CROSS_KEY_VALUE = (".crossattention.self.key.", ".crossattention.self.value.")
+_FUSED_KEY_VALUE = ".crossattention.key_value."
 # Present in transformers' state dicts but not ours: tied copies and constant buffers.
 _DROPPED = re.compile(r"(cls\.predictions\.decoder\.bias|embeddings\.position_ids|embeddings\.token_type_ids)$")
 
@@ -67,8 +71,11 @@ def _config_to(target_class, source_config):
 def _hf_to_lineage(state_dict):
     out = {}
     for name, tensor in state_dict.items():
-        if _DROPPED.search(name):
+        if _DROPPED.search(name) or _CROSS_KEY_VALUE[1] in name:
             continue
+        if _CROSS_KEY_VALUE[0] in name:  # key rows, then value rows
+            value = state_dict[name.replace(*_CROSS_KEY_VALUE)]
+            name, tensor = name.replace(_CROSS_KEY_VALUE[0], _FUSED_KEY_VALUE), torch.cat([tensor, value])
         for pattern, replacement in _RENAMES:
             name = re.sub(pattern, replacement, name)
         out[name] = tensor
@@ -78,6 +85,11 @@ def _hf_to_lineage(state_dict):
 def _lineage_to_hf(state_dict):
     out = {}
     for name, tensor in state_dict.items():
+        if _FUSED_KEY_VALUE in name:
+            key, value = tensor.chunk(2)
+            out[name.replace(_FUSED_KEY_VALUE, _CROSS_KEY_VALUE[0])] = key
+            out[name.replace(_FUSED_KEY_VALUE, _CROSS_KEY_VALUE[1])] = value
+            continue
         for pattern, replacement in _RENAMES:
             # invert the rename: the replacement is a literal name, the pattern an escaped one
             name = name.replace(replacement, pattern.replace("\\", ""))

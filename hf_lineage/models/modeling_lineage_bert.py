@@ -84,19 +84,16 @@ AUTO_CLASSES = {
 LINEAGE_AUTO_CLASSES = {"AutoModelForIntentAndSlots": "LineageBertForIntentAndSlots"}
 
 
-# Folders saved before query, key and value were split hold one fused matrix per attention: ``qkv`` (self-attention;
-# q, k, v stacked along the output dimension) and ``key_value`` (cross-attention). Loading splits them;
-# ``save_pretrained`` fuses them again, so a folder saved now still loads with older hf_lineage releases and with the
-# modeling code shipped beside older checkpoints. The lookbehind keeps self-attention's patterns off cross-attention.
+# Folders saved before self-attention's query, key and value were split hold them as one fused matrix, ``qkv`` (q, k, v
+# stacked along the output dimension). Loading splits it; ``save_pretrained`` fuses it again, so a folder saved now
+# still loads with older hf_lineage releases and with the modeling code shipped beside older checkpoints. The
+# lookbehind keeps the rule off cross-attention, whose key/value pair is one module in memory as on disk
+# (``key_value``, as GPT's ``c_attn``): a rule that only some configurations could use would be checked against
+# checkpoints without it (transformers' ``test_reverse_loading_mapping`` requires every rule to apply).
 WEIGHT_CONVERSIONS = [
     WeightConverter(
         source_patterns="(?<!cross)attention.qkv",
         target_patterns=["(?<!cross)attention.query", "(?<!cross)attention.key", "(?<!cross)attention.value"],
-        operations=[Chunk(dim=0)],
-    ),
-    WeightConverter(
-        source_patterns="crossattention.key_value",
-        target_patterns=["crossattention.key", "crossattention.value"],
         operations=[Chunk(dim=0)],
     ),
 ]
@@ -207,9 +204,11 @@ def fused_projections(x, *linears):
 class LineageBertAttention(nn.Module):
     """Multi-head attention with its output projection, residual connection and LayerNorm (post-LN).
 
-    Query, key and value are three ``nn.Linear`` named as in transformers' BERT (``query``, ``key``, ``value``), so
-    PEFT's ``LoraConfig(target_modules=["query", "value"])`` finds them; folders saved before they were split hold
-    one fused ``qkv`` matrix (``key_value`` for cross-attention), which loading splits (``WEIGHT_CONVERSIONS``).
+    Self-attention's query, key and value are three ``nn.Linear`` named as in transformers' BERT (``query``,
+    ``key``, ``value``), so PEFT's ``LoraConfig(target_modules=["query", "value"])`` finds them; folders saved before
+    they were split hold one fused ``qkv`` matrix, which loading splits (``WEIGHT_CONVERSIONS``). Cross-attention
+    (only with ``add_cross_attention``) projects the query from the decoder (``query``) and the key/value pair from
+    the encoder with one module (``key_value``, as saved since the first release; GPT's ``c_attn``).
     The attention itself is the function ``config._attn_implementation`` names (sdpa, eager, flex, flash ...).
     """
 
@@ -229,8 +228,11 @@ class LineageBertAttention(nn.Module):
         self.is_causal = config.is_decoder and not is_cross_attention  # read by the sdpa and flex interfaces
         C = config.hidden_size
         self.query = nn.Linear(C, C)
-        self.key = nn.Linear(C, C)
-        self.value = nn.Linear(C, C)
+        if is_cross_attention:
+            self.key_value = nn.Linear(C, 2 * C)
+        else:
+            self.key = nn.Linear(C, C)
+            self.value = nn.Linear(C, C)
         self.attn_dropout = config.attention_probs_dropout_prob
         self.dense = nn.Linear(C, C)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -263,16 +265,18 @@ class LineageBertAttention(nn.Module):
             return self.LayerNorm(hidden_states + self.dropout(self.dense(y))), (hidden_states.new_zeros(B, 0, T, T) if output_attentions else None)
         if self.is_cross_attention:
             q = self._heads(self.query(hidden_states))
-            if cache is not None and cache.is_updated.get(self.layer_idx):
+            # A self-attention cache alone (a DynamicCache, as assisted decoding builds) holds no encoder keys: they
+            # are computed again at every step then.
+            cross_cache = cache if isinstance(cache, EncoderDecoderCache) else None
+            if cross_cache is not None and cross_cache.is_updated.get(self.layer_idx):
                 # The encoder's keys/values do not change while decoding: computed once, then reused.
-                layer = cache.cross_attention_cache.layers[self.layer_idx]
+                layer = cross_cache.cross_attention_cache.layers[self.layer_idx]
                 k, v = layer.keys, layer.values
             else:
-                k, v = fused_projections(encoder_hidden_states, self.key, self.value)  # each (B, S, A)
-                k, v = self._heads(k), self._heads(v)
-                if cache is not None:
-                    k, v = cache.cross_attention_cache.update(k, v, self.layer_idx)
-                    cache.is_updated[self.layer_idx] = True
+                k, v = map(self._heads, self.key_value(encoder_hidden_states).chunk(2, dim=-1))  # each (B, nh, S, hs)
+                if cross_cache is not None:
+                    k, v = cross_cache.cross_attention_cache.update(k, v, self.layer_idx)
+                    cross_cache.is_updated[self.layer_idx] = True
         else:
             q, k, v = fused_projections(hidden_states, self.query, self.key, self.value)  # one matmul when plain
             if unpadded is not None and q.device.type in self.per_sequence_devices and not output_attentions:
