@@ -61,7 +61,7 @@ FLAG_HELP = {
     "max_steps": "optimiser steps (overrides --num-epochs)",
     "max_train_seconds": "a wall-clock budget: train until it runs out (epochs ignored; --max-steps still caps), the "
     "learning-rate schedule running on the clock (its warmup is --warmup-ratio of the budget)",
-    "mixed_precision": "no, bf16 or fp16",
+    "mixed_precision": "no, bf16 or fp16 (only where the device computes it natively; refused on a CPU without it)",
     "checkpoint_every": "save a resumable checkpoint every N steps",
     "keep_checkpoints": "how many recent checkpoints to keep",
     "resume_from": "'latest' or a checkpoint folder of this output dir",

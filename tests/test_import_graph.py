@@ -47,6 +47,8 @@ LAYERS = [
         "hf_lineage.checkpoints": "the shipped pretrained folders (data, no code) and their paths, one per registered "
         "family",
         "hf_lineage.staged_folder": "an output folder written whole or not at all; the standard library only",
+        "hf_lineage.precision": "the mixed precision the device computes natively, for every command that trains; "
+        "torch only",
         "hf_lineage.samples": "the data home: every shipped data sample (data) and the folders' paths; imports "
         "nothing of the package, so every layer above the models may ask it where a sample is",
         "hf_lineage.tokenization": "tokenizer trainers on the tokenizers library",

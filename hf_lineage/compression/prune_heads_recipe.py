@@ -25,7 +25,8 @@ from ..tasks import recipe_arguments
 from ..tasks.recipe_arguments import DataTrainingArguments, ModelArguments
 from ..tasks.classification import encoding_for, make_compute_metrics
 from ..tasks.splits import load_splits
-from ..tasks.training import encode_splits, load_config, load_tokenizer, sequence_length_limit, setup_logging
+from ..tasks.training import (check_precision, encode_splits, load_config, load_tokenizer, sequence_length_limit,
+                              setup_logging)
 from .pruning import head_importance, pruning_curve, random_importance
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ def encode(splits, tokenizer, config, data_args, pairs):
 
 
 def run(model_args, data_args, training_args, pruning_args) -> list[dict]:
+    check_precision(training_args)
     setup_logging(training_args)
     # Only the curve and the chosen pruned model are outputs: no Trainer checkpoints on the way.
     training_args.do_train = training_args.do_eval = True

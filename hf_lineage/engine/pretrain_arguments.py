@@ -116,6 +116,21 @@ def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> N
     if cpu_backend and "mixed_precision" in given:
         print(f"note: --mixed-precision {args.mixed_precision} does not apply to {args.family}'s CPU trainer "
               "(float32); --backend engine uses it", file=sys.stderr)
+    if not cpu_backend:
+        check_precision(args)
+
+
+def check_precision(args: PretrainArguments) -> None:
+    """--mixed-precision the engine's device computes natively (``hf_lineage.precision``), or one line before
+    anything is built: bf16 on a CPU without it would run slower than float32 and fail in ELMo's LSTMs."""
+    from ..precision import PrecisionError, choose_precision, device_kind
+
+    # Accelerate trains on the CPU when told so (accelerate launch --cpu, ACCELERATE_USE_CPU) even beside a GPU.
+    use_cpu = os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")
+    try:
+        choose_precision(args.mixed_precision, named=True, device=device_kind(use_cpu))
+    except PrecisionError as error:
+        raise PretrainError(str(error)) from None
 
 
 def objective_flags(args: PretrainArguments, names) -> str:

@@ -75,7 +75,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "(default: the CPU cores, at most 4; with a GPU: 0, one at a time in this process)")
     add("--seeds", type=int, default=1, help="run everything with this many seeds (--seed, --seed + 1, ...) and "
         "report their mean and spread (default: %(default)s)")
-    add("--mixed-precision", choices=["no", "bf16", "fp16"], help="default: the scale's")
+    add("--mixed-precision", choices=["no", "bf16", "fp16"],
+        help="default: the scale's where the device computes it natively, else float32 (said at the start)")
     add("--seed", type=int, default=0)
     add("--pretrain", action="store_true",
         help="pretrain every family anew on --corpus (default: the embedded WikiText-2 sample) with --budget-* "

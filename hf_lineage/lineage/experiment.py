@@ -390,6 +390,8 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
             [f"{blimp_pairs(args)} BLiMP pairs per paradigm"] if blimp_pairs(args) else [])
         message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram "
                     "(under a minute on the shipped checkpoints)")
+    if args.precision_note:
+        message += f"; precision: {args.precision_note}"
     if minutes is not None and not pretraining_anew:
         low, high = minutes
         message += (f"; fine-tuning roughly {_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more "
@@ -664,6 +666,8 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
         f"learning rates {({f: scale.finetune_learning_rate(f) for f in args.families})} (frozen: {scale.head_learning_rate}).",
         pair_encoding_note(args.pair_encoding or scale.pair_encoding),
     ]
+    if args.precision_note:
+        lines.append(f"Precision: {args.precision_note}.")
     if "qa" in args.tasks:
         lines.append("QA: the question-answering recipe's model and post-processing (SQuAD 2.0 when some training "
                      "question has no answer: the empty answer wins when its score beats the best span's), scored "

@@ -376,6 +376,9 @@ class LineageArguments:
     seeds: int = 1  # run everything with seeds seed, seed + 1, ... and report mean and spread
     workers: int | None = None  # fine-tuning cells at once (None: the CPU cores, at most 4; 0: in this process)
     mixed_precision: str | None = None
+    # Set by ``check_arguments``: the precision this run trains in and why (a scale's bf16 falls back to float32
+    # where the device lacks it, ``hf_lineage.precision``); said at the start and in the report's notes.
+    precision_note: str | None = None
     seed: int = 0
     rerun: bool = False  # ignore finished stages
     # Pretrain every family anew (as ``--budget-*``, ``--corpus``, ``--dataset-name`` and the larger scales imply)
@@ -469,7 +472,24 @@ def check_arguments(args: LineageArguments) -> Scale:
                            "--blimp-pairs 0 runs without the grammar section")
     if not args.corpus and not args.dataset_name and not (SAMPLES / "corpus.train.txt").is_file():
         raise LineageError(f"the embedded corpus sample is missing from {SAMPLES} (a broken install?)")
+    settle_precision(args, SCALES[args.scale])
     return SCALES[args.scale]
+
+
+def settle_precision(args: LineageArguments, scale: Scale) -> None:
+    """The run's mixed precision, by what the device computes (``hf_lineage.precision``): a precision given with
+    --mixed-precision that the device lacks is refused here, before any stage; the scale's own default falls back to
+    float32 there (``args.mixed_precision`` then says "no", so no stage of a bf16 run elsewhere is reused)."""
+    from ..precision import PrecisionError, choose_precision, device_kind
+
+    requested = args.mixed_precision or scale.mixed_precision
+    try:
+        precision, why = choose_precision(requested, named=args.mixed_precision is not None, device=device_kind())
+    except PrecisionError as error:
+        raise LineageError(str(error)) from None
+    if precision != requested:
+        args.mixed_precision = precision
+    args.precision_note = None if requested == "no" else why
 
 
 def pretrains(args: LineageArguments) -> bool:

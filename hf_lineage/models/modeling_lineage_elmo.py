@@ -58,6 +58,7 @@ from .modeling_lineage_utils import (
     check_ids_in_range,
     check_same_shape,
     config_flag,
+    lstm_autocast,
     tuple_or_dict,
 )
 
@@ -181,13 +182,17 @@ class LineageElmoLSTMLayer(nn.LSTM):
         if not self.fused:
             return self.clipped_loop(x, state, lengths)
         start = None if state is None else (state[0][None], state[1][None])
+        # float32 where autocast's precision cannot run an LSTM on this CPU
+        precision, x, start = lstm_autocast(x, start)
         if lengths is None:
-            out, (h, c) = super().forward(x, start)
+            with precision:
+                out, (h, c) = super().forward(x, start)
             return out, (h[0], c[0])
         # Packing makes the fused kernel stop each row at its length (pack_padded_sequence needs lengths >= 1).
         packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True,
                                                    enforce_sorted=False)
-        out, (h, c) = super().forward(packed, start)
+        with precision:
+            out, (h, c) = super().forward(packed, start)
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
         empty = (lengths == 0)[:, None]
         return out, (torch.where(empty, state[0], h[0]), torch.where(empty, state[1], c[0]))

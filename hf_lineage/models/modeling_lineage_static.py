@@ -60,7 +60,8 @@ from .cache_lineage_utils import LSTMStateCache, LSTMStateGenerationMixin, with_
 from .heads_lineage_utils import pair_features
 from .loss_lineage_utils import cross_entropy, sequence_classification_loss, span_loss
 from .modeling_lineage_intent_and_slots import IntentAndSlotsOutput, intent_and_slots_loss, intent_labels_of
-from .modeling_lineage_utils import QuestionAnsweringPipelineMixin, check_ids_in_range, config_flag, tuple_or_dict
+from .modeling_lineage_utils import (QuestionAnsweringPipelineMixin, check_ids_in_range, config_flag, lstm_autocast,
+                                    tuple_or_dict)
 
 
 logger = logging.get_logger(__name__)
@@ -187,9 +188,12 @@ class TaskEncoder(nn.Module):
             # A packed sequence runs each row for its own length, so the backward LSTM starts at the last real word
             # and not in the padding, and the final state is the last real word's. Packing needs right padding
             # and lengths ≥ 1 on the CPU.
+            # float32 where autocast's precision cannot run an LSTM on this CPU
+            precision, x, start = lstm_autocast(x, state)
             packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True,
                                                        enforce_sorted=False)
-            out, final = self.lstm(packed, state)
+            with precision:
+                out, final = self.lstm(packed, start)
             x, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=features.shape[1])
             if state is not None:
                 empty = (lengths == 0)[None, :, None]  # (1, B, 1)

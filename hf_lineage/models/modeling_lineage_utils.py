@@ -5,6 +5,7 @@ This file is copied next to a saved model with the modeling files that import it
 ``from .x import`` lines), so it imports only torch, transformers and same-folder siblings.
 """
 
+import contextlib
 import functools
 import os
 import sys
@@ -176,3 +177,38 @@ def config_flag(value, default):
 
 def tuple_or_dict(output: ModelOutput, return_dict, config):
     return output if config_flag(return_dict, config.return_dict) else output.to_tuple()
+
+
+# CPU autocast runs an LSTM in its lower precision, which oneDNN computes only on a CPU with native support for it
+# (bf16: AVX512-BF16 or AMX; fp16: AVX512-FP16 or AMX-FP16). Elsewhere (AMD before Zen 4, Intel before Cooper Lake) it
+# cannot even build the kernel ("could not create a primitive descriptor for the LSTM forward propagation
+# primitive"), so the LSTMs step out of autocast there and run in float32; the rest of the model stays under it.
+_CPU_LSTM_PROBES = {torch.bfloat16: "_is_mkldnn_bf16_supported", torch.float16: "_is_mkldnn_fp16_supported"}
+
+
+@functools.cache
+def cpu_lstm_runs_in(dtype: torch.dtype) -> bool:
+    """Whether this CPU's oneDNN runs an LSTM in ``dtype`` (float32 always)."""
+    probe = _CPU_LSTM_PROBES.get(dtype)
+    if probe is None:
+        return True
+    try:
+        return bool(getattr(torch.ops.mkldnn, probe)())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def lstm_autocast(x: torch.Tensor, state=None):
+    """``(context, x, state)`` to run an LSTM on input ``x`` from ``state`` (a tuple of tensors, or None) in: as they
+    are, unless CPU autocast would give the LSTM a precision this CPU cannot run it in (``cpu_lstm_runs_in``); then
+    autocast off around the LSTM, and ``x`` and ``state`` in float32::
+
+        context, x, state = lstm_autocast(x, state)
+        with context:
+            out, state = self.lstm(x, state)
+    """
+    if (x.device.type != "cpu" or not torch.is_autocast_enabled("cpu")
+            or cpu_lstm_runs_in(torch.get_autocast_dtype("cpu"))):
+        return contextlib.nullcontext(), x, state
+    return (torch.autocast("cpu", enabled=False), x.float(),
+            None if state is None else tuple(tensor.float() for tensor in state))

@@ -42,10 +42,26 @@ OTHER_LIBRARY_RULES = Family(config="", modeling="", objective="", paper_size=""
 
 
 def start(training_args) -> None:
-    """The first lines of every run: refuse one with nothing to do, log as asked, seed everything."""
+    """The first lines of every run: refuse one with nothing to do or a precision the device lacks, log as asked,
+    seed everything."""
     check_actions(training_args)
+    check_precision(training_args)
     setup_logging(training_args)
     set_seed(training_args.seed)
+
+
+def check_precision(training_args) -> None:
+    """--bf16 / --fp16 only where the training device computes it natively (``hf_lineage.precision``): on a CPU
+    without it Trainer's autocast would run slower than float32 and fail in every LSTM (the static families' and
+    ELMo's task heads), so it is refused before anything is built."""
+    from ..precision import PrecisionError, choose_precision, device_kind
+
+    precision = "bf16" if training_args.bf16 else "fp16" if training_args.fp16 else "no"
+    try:
+        choose_precision(precision, named=True, device=device_kind(training_args.use_cpu), asked=f"--{precision}",
+                         fix=f"drop --{precision} (float32)")
+    except PrecisionError as error:
+        raise ValueError(str(error)) from None
 
 
 def family_of(config) -> str:
