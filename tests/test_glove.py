@@ -269,3 +269,14 @@ def test_continuing_a_glove_run_is_refused_before_anything_is_written(corpus_fil
     assert cli_main(["pretrain", "glove", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir",
                      str(tmp_path / "out"), "--init-from", str(tmp_path)]) == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_a_diverging_run_stops_after_its_epoch_in_one_line_and_saves_nothing(corpus_file, tmp_path, capsys):
+    """An absurd learning rate diverges in the first epoch: one line naming it and what was found, no folder."""
+    out = tmp_path / "out"
+    assert cli_main(["pretrain", "glove", "--config", "tiny", "--train-file", str(corpus_file), "--output-dir",
+                     str(out), "--set", "min_count=3", "--set", "epochs=3", "--set", "learning_rate=1000000"]) == 2
+    error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hf-lineage pretrain")]
+    assert len(error) == 1 and "GloVe diverged in epoch 1 of 3: word vectors:" in error[0], error
+    assert error[0].endswith("nothing was saved. Lower learning_rate (it was 1e+06).")
+    assert not out.exists()

@@ -387,6 +387,17 @@ def test_cli_pretrain_runs_and_perplexity_falls(tmp_path):
     assert "min_count" not in model.config.to_dict()  # a tokenizer option, not a config field
 
 
+def test_a_diverging_engine_run_stops_in_one_line_without_a_final_model(tmp_path, capsys):
+    """An absurd learning rate sends the loss to inf/NaN: the engine stops at the next log with one line naming the
+    family and the step, and no final model is saved (the NNLM's embeddings and every engine family alike)."""
+    code, out = _run_cli(tmp_path, "--max-steps", "20", "--learning-rate", "1e30", "--log-every", "1",
+                         "--set", "min_count=1", "--set", "context_size=2")
+    error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hf-lineage pretrain")]
+    assert code == 2 and len(error) == 1 and "nnlm diverged by step" in error[0], error
+    assert "training loss" in error[0] and "Lower --learning-rate (it was 1e+30)" in error[0]
+    assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
+
+
 def test_cli_refuses_bad_input_before_writing(tmp_path, capsys):
     code, out = _run_cli(tmp_path, "--max-steps", "2", train_lines=["", "   "])
     assert code == 2 and "is empty" in capsys.readouterr().err and not out.exists()

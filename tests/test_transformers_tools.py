@@ -214,6 +214,56 @@ def test_bert_cross_attention_key_value_keeps_the_first_releases_layout(tmp_path
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_load_state_dict_takes_the_saved_layout_as_trainer_restores_a_checkpoint(family, tmp_path):
+    """Trainer restores a checkpoint (``load_best_model_at_end``, ``resume_from_checkpoint``) with a plain
+    ``model.load_state_dict(load_file(...))`` of what ``save_pretrained`` wrote, the fused layout: the attention
+    projections must come back too, not only the weights whose names did not change."""
+    torch.manual_seed(0)
+    model = lm_model(family)
+    model.save_pretrained(tmp_path)
+    saved = load_file(os.path.join(tmp_path, "model.safetensors"))
+    assert not any(".query." in name for name in saved)  # the fused layout on disk
+    torch.manual_seed(1)
+    fresh = type(model)(model.config)
+    result = fresh.load_state_dict(saved, strict=False)
+    assert result.unexpected_keys == []
+    assert set(result.missing_keys) <= set(fresh.all_tied_weights_keys)  # tied copies only
+    fresh.tie_weights()
+    restored, original = fresh.state_dict(), model.state_dict()
+    assert restored.keys() == original.keys()
+    assert all(torch.equal(restored[name], tensor) for name, tensor in original.items())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_trainer_load_best_model_at_end_restores_the_best_checkpoints_attention(family, tmp_path):
+    """Trainer with ``load_best_model_at_end``: the first evaluation scores best, so the model Trainer ends with must
+    be that checkpoint's in every weight (the attention projections were left at the last step's before)."""
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    torch.manual_seed(0)
+    model = getattr(hf_lineage, f"Lineage{'Bert' if family == 'bert' else 'GPT'}ForSequenceClassification")(
+        config(family, num_labels=2, pad_token_id=0))
+    ids = torch.randint(1, model.config.vocab_size, (16, 6))
+    data = Dataset.from_dict({"input_ids": ids.tolist(), "labels": [i % 2 for i in range(16)]})
+    scores = iter([1.0, 0.0, 0.0])
+    arguments = TrainingArguments(
+        output_dir=str(tmp_path), max_steps=6, per_device_train_batch_size=4, learning_rate=1e-2,
+        eval_strategy="steps", eval_steps=2, save_steps=2, load_best_model_at_end=True, metric_for_best_model="score",
+        report_to="none", use_cpu=True, disable_tqdm=True, seed=0)
+    trainer = Trainer(model=model, args=arguments, train_dataset=data, eval_dataset=data,
+                      compute_metrics=lambda prediction: {"score": next(scores)})
+    trainer.train()
+    assert trainer.state.best_model_checkpoint.endswith("checkpoint-2")
+    best = type(model).from_pretrained(trainer.state.best_model_checkpoint).state_dict()
+    last = type(model).from_pretrained(tmp_path / "checkpoint-6").state_dict()
+    ended = trainer.model.state_dict()
+    query = next(name for name in ended if name.endswith(".query.weight"))
+    assert not torch.equal(best[query], last[query])  # the attention did train between the two
+    assert [name for name in best if not torch.equal(ended[name], best[name])] == []
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("targets", [["query", "value"], None], ids=["query-value", "peft-default"])
 def test_lora_on_query_and_value_trains_only_the_adapter_and_merges(family, targets):
     peft = pytest.importorskip("peft")

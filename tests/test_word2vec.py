@@ -310,7 +310,7 @@ def shared_window_reference(syn0, syn1neg, context, outputs, table, alpha):
     f = inputs @ outs.T
     labels = np.zeros(len(outputs), dtype=np.float32)
     labels[0] = 1
-    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 999)
+    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 1000)  # σ(6) at 1000
     sig = np.where(f > 6, 1.0, np.where(f < -6, 0.0, table[index]))
     g = ((labels - sig) * alpha).astype(np.float32)
     np.add.at(syn1neg, outputs, g.T @ inputs)
@@ -325,7 +325,7 @@ def cbow_step_reference(syn1neg, h, outputs, table, alpha):
     f = outs @ h
     labels = np.zeros(len(outputs), dtype=np.float32)
     labels[0] = 1
-    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 999)
+    index = np.clip(((f + 6.0) * (1000 / 6.0 / 2)).astype(int), 0, 1000)  # σ(6) at 1000
     sig = np.where(f > 6, 1.0, np.where(f < -6, 0.0, table[index]))
     g = ((labels - sig) * alpha).astype(np.float32)
     np.add.at(syn1neg, outputs, g[:, None] * h[None, :])
@@ -488,6 +488,49 @@ def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
     train_sentences(corpus, starts, 0, len(starts) - 1, *generic, *tables, table, False, cbow_mean, config.window,
                     negative, False, alpha, alpha, 0.0, 1e9, 99, False)
     np.testing.assert_allclose(syn0, generic[0], atol=0.02)  # repeated noise words: a second-order difference
+
+
+def guarded(table, value=1e30):
+    """``table`` as a view into a buffer whose next float is ``value``: what a read one past its end finds there is
+    then known, not whatever memory follows (numba checks no bounds)."""
+    buffer = np.full(len(table) + 1, value, dtype=np.float32)
+    buffer[:len(table)] = table
+    return buffer[:len(table)]
+
+
+KERNELS = ["cbow", "cbow-generic", "skipgram-classic", "skipgram-shared"]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_dot_product_of_exactly_max_exp_looks_up_sigma_of_it_not_past_the_table(kernel):
+    """Issue 59's divergence: every output's dot product with the hidden vector is exactly MAX_EXP (6.0), which the
+    kernels look up at index EXP_TABLE_SIZE. The table has that entry, σ(6); a table one shorter made the kernels read
+    the float after its end (here 10³⁰, as a diverged run's vectors reached 4.6 × 10¹⁷) and blow the vectors up. Every
+    kernel: CBOW's own, the generic one (CBOW, skip-gram pair by pair) and pWord2Vec's shared-negatives window."""
+    from hf_lineage.word_vector_trainers.word2vec_kernels import (EXP_TABLE_SIZE, MAX_EXP, cbow_kernel, exp_table,
+                                                                   train_sentences)
+
+    table = exp_table()
+    assert len(table) == EXP_TABLE_SIZE + 1
+    assert table[EXP_TABLE_SIZE] == pytest.approx(1 / (1 + math.exp(-MAX_EXP)), abs=1e-7)
+    d, negative, alpha = 8, 3, np.float32(0.025)
+    syn0 = np.zeros((len(COUNTS), d), np.float32)
+    syn0[:, 0] = 6.0  # every input vector (6, 0, ...)
+    syn1neg = np.zeros((len(COUNTS), d), np.float32)
+    syn1neg[:, 0] = 1.0  # every output vector (1, 0, ...): each dot product with an input (or their mean) is 6.0
+    tables = sampling_tables(COUNTS, 0.0, 0.75, False)  # no subsampling: every word trains
+    corpus, starts = np.array([4, 5, 6, 7], dtype=np.int32), np.array([0, 4])
+    arguments = (np.float32(alpha), np.float32(alpha), 0.0, 1e9, 3)
+    if kernel == "cbow":
+        cbow_kernel(d)(corpus, starts, 0, 1, syn0, syn1neg, *tables[:4], guarded(table), True, 2, negative,
+                       *arguments)
+    else:
+        skipgram, shared = kernel.startswith("skipgram"), kernel.endswith("shared")
+        train_sentences(corpus, starts, 0, 1, syn0, syn1neg, np.zeros((1, d), np.float32), *tables, guarded(table),
+                        skipgram, True, 2, negative, False, *arguments, shared)
+    # σ(6) = 0.9975: the centre word's own output barely moves, the noise words' move by about α · 6 each time.
+    assert np.isfinite(syn0).all() and np.isfinite(syn1neg).all()
+    assert np.abs(syn0).max() < 10 and np.abs(syn1neg).max() < 10
 
 
 def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wikitext_lines, monkeypatch):
@@ -732,3 +775,31 @@ def test_empty_corpus_is_a_clear_error(tmp_path):
         train_word2vec(str(tmp_path / "missing.txt"))
     with pytest.raises(ValueError, match="negative=0 and hs=False"):
         train_word2vec([["a", "b"]] * 3, min_count=1, negative=0)
+
+
+@pytest.mark.parametrize("architecture", ["cbow", "skipgram"])
+def test_a_diverging_run_stops_after_its_epoch_in_one_line_and_saves_nothing(tmp_path, corpus_file, capsys,
+                                                                             architecture):
+    """An absurd learning rate (alpha = 10⁶) certainly diverges: the trainer stops after the first epoch whose
+    vectors are not finite or longer than ``sanity.MAX_SANE_NORM``, says which, and writes no folder."""
+    out = tmp_path / "out"
+    code = cli_main(["pretrain", "word2vec", "--config", "tiny", "--backend", "cpu", "--train-file", str(corpus_file),
+                     "--output-dir", str(out), "--set", "min_count=3", "--set", "epochs=3", "--set",
+                     f"architecture={architecture}", "--set", "alpha=1000000"])
+    error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hf-lineage pretrain")]
+    assert code == 2 and not out.exists()
+    assert len(error) == 1 and "word2vec diverged in epoch 1 of 3: input vectors:" in error[0], error
+    assert "nothing was saved. Lower alpha (it was 1e+06)" in error[0]
+
+
+def test_the_vector_check_counts_non_finite_and_overlong_rows():
+    from hf_lineage.word_vector_trainers.sanity import MAX_SANE_NORM, DivergedError, check_vectors
+
+    sound = np.full((5, 4), MAX_SANE_NORM / 2 / 2, dtype=np.float32)  # norms MAX_SANE_NORM / 2
+    check_vectors("word2vec", 1, 2, "", {"input vectors": sound, "output vectors": np.zeros((0, 4), np.float32)})
+    broken = sound.copy()
+    broken[1, 2], broken[3] = np.nan, 2 * MAX_SANE_NORM
+    with pytest.raises(DivergedError) as error:
+        check_vectors("word2vec", 2, 5, "Lower alpha.", {"input vectors": sound, "output vectors": broken})
+    assert str(error.value) == ("word2vec diverged in epoch 2 of 5: output vectors: 1 of 5 rows not finite, 1 of 5 "
+                                "rows longer than 1e+03 (largest norm 4e+03); nothing was saved. Lower alpha.")

@@ -265,6 +265,12 @@ def log_training(run: Run, state: dict, meter: Meter, progress) -> None:
     """The mean loss since the last log, into the state's history, the tracker and the progress bar."""
     accelerator, learning_rate = run.accelerator, run.scheduler.get_last_lr()[0]
     train_loss = accelerator.reduce(meter.loss, "sum").item() / meter.steps
+    if not math.isfinite(train_loss):  # every process sees the same reduced loss, so all of them stop here
+        progress.close()  # the error line below the bar, not after it
+        raise PretrainError(
+            f"{run.args.family} diverged by step {state['step']}: training loss {train_loss}; the final model was not "
+            f"saved (checkpoints already written stay in {run.output_dir / 'checkpoints'}). Lower --learning-rate "
+            f"(it was {run.args.learning_rate:g}).")
     state["tokens_seen"] += accelerator.reduce(meter.tokens, "sum").item()
     meter.tokens.zero_()
     state["train_seconds"] = time.time() - meter.clock_start

@@ -74,3 +74,17 @@ def bidirectional_mask(config, inputs_embeds, attention_mask, encoder_hidden_sta
     """The padding mask of an encoder's self-attention (or, with ``encoder_hidden_states``, of cross-attention over
     the encoder's states) for ``config._attn_implementation``, made by transformers' ``create_bidirectional_mask``."""
     return create_bidirectional_mask(config, inputs_embeds, attention_mask, encoder_hidden_states)
+
+
+def split_fused_projection(module, state_dict, prefix, *args, fused: str):
+    """A ``load_state_dict`` pre-hook of a self-attention module: a state dict in the saved layout, with query, key
+    and value as one fused matrix ``fused`` (q, k, v rows stacked: BERT's ``qkv``, GPT's ``c_attn``), is split into
+    the three ``nn.Linear`` the module holds. ``from_pretrained`` splits it by the weight conversions it applies;
+    ``load_state_dict`` applies none, and it is what Trainer restores a checkpoint with (``load_best_model_at_end``,
+    ``resume_from_checkpoint``): without this the attention projections were left as they were. Registered with
+    ``functools.partial(split_fused_projection, fused=...)``, which pickles (a closure would not)."""
+    for kind in ("weight", "bias"):
+        key = f"{prefix}{fused}.{kind}"
+        if key in state_dict:
+            for name, part in zip(("query", "key", "value"), state_dict.pop(key).chunk(3, dim=0)):
+                state_dict[f"{prefix}{name}.{kind}"] = part

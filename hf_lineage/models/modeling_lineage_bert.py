@@ -44,6 +44,7 @@ from .attention_lineage_utils import (
     bidirectional_mask,
     causal_mask,
     is_traced,
+    split_fused_projection,
 )
 from .cache_lineage_utils import cache_argument, output_cache, with_cache
 from .configuration_lineage_bert import LineageBertConfig
@@ -233,6 +234,8 @@ class LineageBertAttention(nn.Module):
         else:
             self.key = nn.Linear(C, C)
             self.value = nn.Linear(C, C)
+            # a state dict in the saved layout (``qkv``) also loads through load_state_dict, as Trainer loads one
+            self.register_load_state_dict_pre_hook(functools.partial(split_fused_projection, fused="qkv"))
         self.attn_dropout = config.attention_probs_dropout_prob
         self.dense = nn.Linear(C, C)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)

@@ -18,6 +18,8 @@ generates what it would alone; right padding gives identical results. The langua
 
 from dataclasses import dataclass
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -34,7 +36,8 @@ from transformers.modeling_outputs import (
 )
 from transformers.utils import ModelOutput
 
-from .attention_lineage_utils import attention_interface, bidirectional_mask, causal_mask, is_traced
+from .attention_lineage_utils import (attention_interface, bidirectional_mask, causal_mask, is_traced,
+                                      split_fused_projection)
 from .cache_lineage_utils import cache_argument, output_cache, with_cache
 from .configuration_lineage_gpt import LineageGPTConfig
 from .heads_lineage_utils import classifier_dropout, masked_mean, pair_features
@@ -110,6 +113,8 @@ class LineageGPTAttention(nn.Module):
             self.query = nn.Linear(C, C)
             self.key = nn.Linear(C, C)
             self.value = nn.Linear(C, C)
+            # a state dict in the saved layout (``c_attn``) also loads through load_state_dict, as Trainer loads one
+            self.register_load_state_dict_pre_hook(functools.partial(split_fused_projection, fused="c_attn"))
         self.c_proj = nn.Linear(C, C)
         self.attn_dropout = config.attention_probs_dropout_prob
         self.resid_dropout = nn.Dropout(config.hidden_dropout_prob)

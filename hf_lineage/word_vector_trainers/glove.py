@@ -40,6 +40,7 @@ from numba.extending import intrinsic
 from ..models import LineageGloveConfig, LineageGloveModel
 from ..pretrained_folder import corpus_files, save_final
 from .cooccurrence import CooccurrenceCounter
+from .sanity import DivergedError, check_vectors
 from .svd import _chunks, _corpus_counts
 from .word2vec import read_corpus
 from .word2vec_sampling import check_vocabulary, trainable_counts
@@ -173,8 +174,13 @@ def fit_glove(counts: sp.spmatrix, vector_size: int, x_max: float = 100.0, alpha
                                  bounds[t + 1], np.float32(learning_rate))
                      for t in range(workers)]
             cost = sum(part.result() for part in parts) / len(values)
+            advice = f"Lower learning_rate (it was {learning_rate:g})."
+            # each table's rows: the vector and its bias (``sanity.check_vectors``)
+            check_vectors("GloVe", epoch + 1, epochs, advice, {"word vectors": words[:, 0], "context vectors":
+                                                                contexts[:, 0]})
             if not np.isfinite(cost):
-                raise ValueError(f"GloVe diverged at epoch {epoch + 1} (cost {cost}); lower learning_rate")
+                raise DivergedError(f"GloVe diverged in epoch {epoch + 1} of {epochs}: cost {cost}; nothing was "
+                                    f"saved. {advice}")
             losses.append(float(cost))
             if callback is not None:
                 callback(epoch + 1, cost)

@@ -50,6 +50,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from .sanity import check_vectors
+
 logger = logging.getLogger(__name__)
 
 EXP_TABLE_SIZE = 1000
@@ -65,8 +67,14 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 
 
 def exp_table() -> np.ndarray:
-    """word2vec.c's table of σ at EXP_TABLE_SIZE points of [-MAX_EXP, MAX_EXP)."""
-    x = (np.arange(EXP_TABLE_SIZE, dtype=np.float64) / EXP_TABLE_SIZE * 2 - 1) * MAX_EXP
+    """word2vec.c's table of σ at EXP_TABLE_SIZE + 1 points of [-MAX_EXP, MAX_EXP], σ(MAX_EXP) the last.
+
+    The kernels look σ(f) up for -MAX_EXP <= f <= MAX_EXP (``_sigmoid``), and f == MAX_EXP exactly maps to index
+    EXP_TABLE_SIZE. word2vec.c allocates that entry but never fills it; a table of EXP_TABLE_SIZE entries made
+    every dot product of exactly 6.0 read the float after the array's end (numba checks no bounds): whatever
+    memory held there became σ, and a large value sent one update, and then the vectors, off to 10¹⁷ (CBOW with
+    two workers diverged in 2 of 5 runs at 20 M words × 5 epochs; docs/benchmarks.md)."""
+    x = (np.arange(EXP_TABLE_SIZE + 1, dtype=np.float64) / EXP_TABLE_SIZE * 2 - 1) * MAX_EXP
     e = np.exp(x)
     return (e / (e + 1)).astype(np.float32)
 
@@ -598,6 +606,11 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
         with lock:
             progress["effective"] += effective
 
+    # Checked after every epoch (``sanity.check_vectors``): a diverged run stops there instead of saving garbage.
+    trained = {"input vectors": syn0, **({"output vectors": syn1neg} if negative > 0 else {}),
+               **({"inner-node vectors": syn1} if hs else {})}
+    advice = f"Lower alpha (it was {alpha:g})" + (f" or train with fewer workers (it was {workers})" if workers > 1
+                                                   else "") + "."
     started = time.time()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for epoch in range(epochs):
@@ -611,6 +624,7 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
                                 100 * progress["raw"] / total_words, progress["effective"] / (now - started))
             logger.info("epoch %d done: %d effective words so far, %.0f effective words/s", epoch + 1,
                         progress["effective"], progress["effective"] / (time.time() - started))
+            check_vectors("word2vec", epoch + 1, epochs, advice, trained)
     runtime = max(time.time() - started, 1e-9)
     results = {
         "backend": "cpu", "shared_negatives": bool(shared_negatives), "workers": workers, "epochs": epochs,
