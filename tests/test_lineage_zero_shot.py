@@ -196,7 +196,8 @@ def test_the_plan_says_what_the_zero_shot_stage_will_score():
     from hf_lineage.lineage.experiment import plan_message
 
     def plan(tasks, pairs):
-        return plan_message(["gpt"], tasks, [], 0, [], True, SimpleNamespace(blimp_pairs=pairs), None)
+        return plan_message(["gpt"], tasks, [], 0, [], True, SimpleNamespace(blimp_pairs=pairs, precision_note=None),
+                            None)
 
     assert "zero-shot: order_pairs validation and 20 BLiMP pairs per paradigm" in plan(["labeling", "order_pairs"], None)
     assert "zero-shot: 5 BLiMP pairs per paradigm scored" in plan(["labeling"], 5)
