@@ -69,8 +69,8 @@ def main() -> int:
     full = word2vec_kernels.exp_table()
     with tempfile.TemporaryDirectory() as work:
         path, words = corpus_file(args.min_words, Path(work))
-        print(f"corpus: WikiText-2 train repeated, {words:,} words; CBOW, {args.workers} workers, {args.epochs} epochs, "
-              f"seed {args.seed}, {SETTINGS}")
+        print(f"corpus: WikiText-2 train repeated, {words:,} words; CBOW, {args.workers} workers, {args.epochs} "
+              f"epochs, seed {args.seed}, {SETTINGS}")
         for kind in args.tables:
             if kind == "short":  # the table as it was: σ at 1,000 points, then a known float where σ(6) belongs
                 buffer = np.full(len(full), args.sentinel, dtype=np.float32)
@@ -84,8 +84,8 @@ def main() -> int:
 
             def record(trainer, epoch, epochs, advice, matrices):
                 n = sanity.row_norms(matrices["input vectors"])
-                norms.append((epoch, bool(np.isfinite(n).all()), float(np.nanmax(np.where(np.isfinite(n), n, np.nan)))
-                              if np.isfinite(n).any() else float("nan")))
+                finite = np.isfinite(n)
+                norms.append((epoch, bool(finite.all()), float(n[finite].max()) if finite.any() else float("nan")))
 
             word2vec_kernels.check_vectors = record  # report every epoch instead of stopping at the first bad one
             started = time.time()
@@ -95,9 +95,9 @@ def main() -> int:
             finally:
                 word2vec_kernels.check_vectors = real_check
                 word2vec_kernels.exp_table = lambda: full
-            print(f"{kind} table ({len(table)} entries{', then ' + format(args.sentinel, 'g') if kind == 'short' else ''}"
-                  f"): {time.time() - started:.1f} s; per epoch (finite, largest finite input-vector norm): "
-                  + ", ".join(f"{e}: ({'yes' if ok else 'NO'}, {m:.3g})" for e, ok, m in norms))
+            after = f", then {args.sentinel:g}" if kind == "short" else ""
+            print(f"{kind} table ({len(table)} entries{after}): {time.time() - started:.1f} s; per epoch (finite, "
+                  "largest finite input-vector norm): " + ", ".join(f"{e}: ({'yes' if ok else 'NO'}, {m:.3g})" for e, ok, m in norms))
     return 0
 
 
