@@ -12,6 +12,7 @@ from __future__ import annotations
 import platform
 import time
 
+from ..precision import cpu_name
 from .model_specs import ModelSpec
 from .scorers import load_scorer
 from .tallies import Grouping, canonical_groups, load_published, published_summary, score_pairs, summarize
@@ -26,17 +27,6 @@ def system_name(spec: ModelSpec, variant: str, variants) -> str:
 def example_pair(pairs):
     """The pair whose sentence best shows text preparation: the first with an apostrophe, else the first."""
     return next((p for p in pairs if "'" in p.good), pairs[0])
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def evaluate_models(specs, pairs, *, device: str = "cpu", batch_size: int | None = None, ngram_train_files=None,
