@@ -318,7 +318,7 @@ def shared_window_reference(syn0, syn1neg, context, outputs, table, alpha):
 
 
 def cbow_step_reference(syn1neg, h, outputs, table, alpha):
-    """CBOW's negative-sampling step as ``cbow_kernel`` takes it: the hidden vector ``h`` against the outputs (centre
+    """CBOW's negative-sampling step as ``negative_sampling_kernel`` takes it: the hidden vector ``h`` against the outputs (centre
     word first, label 1, then the noise words, label 0), gradients and the returned input error from the output
     vectors before the step, then every output (a repeated one twice) moved by its gradient times ``h``."""
     outs = syn1neg[outputs].copy()
@@ -336,7 +336,7 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
                     shared=False, cbow_step=False):
     """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers;
     ``shared``: skip-gram's negative sampling as pWord2Vec's matrix products, noise words drawn once per window;
-    ``cbow_step``: CBOW's negative sampling as ``cbow_kernel`` does it (every output's gradient and the input error
+    ``cbow_step``: CBOW's negative sampling as ``negative_sampling_kernel`` does it (every output's gradient and the input error
     from the output vectors before the step; ``cbow_step_reference``)."""
     ids, alias, thresholds = noise
     state = (seed | 1) & M64
@@ -458,7 +458,7 @@ def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
     (subsampling, windows, noise words) and ``cbow_step_reference``'s step; with few words and 6 noise words per
     centre word, noise words repeat within a step, and both repeats must be applied. It also stays within rounding
     of the generic kernel (word2vec.c's order), which it replaces for CBOW with negative sampling."""
-    from hf_lineage.word_vector_trainers.word2vec_kernels import cbow_kernel, exp_table, train_sentences
+    from hf_lineage.word_vector_trainers.word2vec_kernels import exp_table, negative_sampling_kernel, train_sentences
 
     config = tiny(architecture="cbow", negative=negative, hs=False, window=3, sample=1e-2, cbow_mean=cbow_mean,
                   vector_size=d)
@@ -476,18 +476,46 @@ def test_cbow_kernel_equals_a_plain_loop_of_its_step(negative, cbow_mean, d):
     generic = [syn0.copy(), syn1neg.copy(), np.zeros((1, d), np.float32)]
     initial = syn0.copy()
     alpha = np.float32(0.05)
-    effective, raw = cbow_kernel(d)(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, *tables[:4], table,
-                                    cbow_mean, config.window, negative, alpha, alpha, 0.0, 1e9, 99)
+    effective, raw = negative_sampling_kernel(d, False)(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, *tables[:4],
+                                                        table, cbow_mean, config.window, negative, alpha, alpha, 0.0,
+                                                        1e9, 99)
     assert raw == len(corpus) and 0 < effective < raw
     reference_train(corpus, starts, *expected, keep, noise, huffman_tree(COUNTS), table, config, alpha, 99,
                     cbow_step=True)
     np.testing.assert_allclose(syn0, expected[0], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(syn1neg, expected[1], rtol=1e-4, atol=1e-6)
     assert np.abs(syn0 - initial).max() > 1e-3  # it did train
-    assert cbow_kernel(d) is cbow_kernel(d)  # compiled once per size
+    assert negative_sampling_kernel(d, False) is negative_sampling_kernel(d, False)  # compiled once per size
     train_sentences(corpus, starts, 0, len(starts) - 1, *generic, *tables, table, False, cbow_mean, config.window,
                     negative, False, alpha, alpha, 0.0, 1e9, 99, False)
     np.testing.assert_allclose(syn0, generic[0], atol=0.02)  # repeated noise words: a second-order difference
+
+
+@pytest.mark.parametrize("d", [16, 100])
+def test_negative_sampling_kernel_gives_skipgram_shared_negatives_what_the_generic_kernel_gives(d):
+    """Skip-gram with shared negatives in the kernel compiled per vector size, which draws each centre word's window
+    and noise words while the previous one trains: the same draws in the same order as the generic kernel, so the
+    same vectors (to rounding: the row loops are vectorised differently)."""
+    from hf_lineage.word_vector_trainers.word2vec_kernels import exp_table, negative_sampling_kernel, train_sentences
+
+    rng = np.random.default_rng(2)
+    corpus = rng.choice(len(COUNTS), size=400, p=COUNTS / COUNTS.sum()).astype(np.int32)
+    corpus[::17] = 1  # <unk>: skipped
+    starts = np.array([0, 40, 41, 42, 160, 400])  # one-word sentences: no window, no draws
+    syn0 = rng.uniform(-0.5, 0.5, (len(COUNTS), d)).astype(np.float32)
+    syn1neg = rng.normal(0, 0.3, (len(COUNTS), d)).astype(np.float32)
+    tables = sampling_tables(COUNTS, 1e-2, 0.75, False)
+    table, alpha = exp_table(), np.float32(0.05)
+    generic = [syn0.copy(), syn1neg.copy()]
+    initial = syn0.copy()
+    ours = negative_sampling_kernel(d, True)(corpus, starts, 0, len(starts) - 1, syn0, syn1neg, *tables[:4], table,
+                                             True, 3, 4, alpha, alpha, 0.0, 1e9, 5)
+    theirs = train_sentences(corpus, starts, 0, len(starts) - 1, *generic, np.zeros((1, d), np.float32), *tables,
+                             table, True, True, 3, 4, False, alpha, alpha, 0.0, 1e9, 5, True)
+    assert ours == theirs
+    np.testing.assert_allclose(syn0, generic[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, generic[1], rtol=1e-4, atol=1e-6)
+    assert np.abs(syn0 - initial).max() > 1e-2  # it did train
 
 
 def guarded(table, value=1e30):
@@ -498,7 +526,7 @@ def guarded(table, value=1e30):
     return buffer[:len(table)]
 
 
-KERNELS = ["cbow", "cbow-generic", "skipgram-classic", "skipgram-shared"]
+KERNELS = ["cbow", "cbow-generic", "skipgram-classic", "skipgram-shared", "skipgram-specialised"]
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -506,9 +534,10 @@ def test_a_dot_product_of_exactly_max_exp_looks_up_sigma_of_it_not_past_the_tabl
     """Issue 59's divergence: every output's dot product with the hidden vector is exactly MAX_EXP (6.0), which the
     kernels look up at index EXP_TABLE_SIZE. The table has that entry, σ(6); a table one shorter made the kernels read
     the float after its end (here 10³⁰, as a diverged run's vectors reached 4.6 × 10¹⁷) and blow the vectors up. Every
-    kernel: CBOW's own, the generic one (CBOW, skip-gram pair by pair) and pWord2Vec's shared-negatives window."""
-    from hf_lineage.word_vector_trainers.word2vec_kernels import (EXP_TABLE_SIZE, MAX_EXP, cbow_kernel, exp_table,
-                                                                   train_sentences)
+    kernel: the generic one (CBOW, skip-gram pair by pair, pWord2Vec's shared-negatives window) and the negative-
+    sampling one (CBOW, shared-negatives skip-gram)."""
+    from hf_lineage.word_vector_trainers.word2vec_kernels import (EXP_TABLE_SIZE, MAX_EXP, exp_table,
+                                                                   negative_sampling_kernel, train_sentences)
 
     table = exp_table()
     assert len(table) == EXP_TABLE_SIZE + 1
@@ -521,9 +550,9 @@ def test_a_dot_product_of_exactly_max_exp_looks_up_sigma_of_it_not_past_the_tabl
     tables = sampling_tables(COUNTS, 0.0, 0.75, False)  # no subsampling: every word trains
     corpus, starts = np.array([4, 5, 6, 7], dtype=np.int32), np.array([0, 4])
     arguments = (np.float32(alpha), np.float32(alpha), 0.0, 1e9, 3)
-    if kernel == "cbow":
-        cbow_kernel(d)(corpus, starts, 0, 1, syn0, syn1neg, *tables[:4], guarded(table), True, 2, negative,
-                       *arguments)
+    if kernel in ("cbow", "skipgram-specialised"):
+        negative_sampling_kernel(d, kernel != "cbow")(corpus, starts, 0, 1, syn0, syn1neg, *tables[:4],
+                                                      guarded(table), True, 2, negative, *arguments)
     else:
         skipgram, shared = kernel.startswith("skipgram"), kernel.endswith("shared")
         train_sentences(corpus, starts, 0, 1, syn0, syn1neg, np.zeros((1, d), np.float32), *tables, guarded(table),
@@ -534,13 +563,14 @@ def test_a_dot_product_of_exactly_max_exp_looks_up_sigma_of_it_not_past_the_tabl
 
 
 def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wikitext_lines, monkeypatch):
-    """``train_word2vec`` sends CBOW with negative sampling to ``cbow_kernel`` (and CBOW with hierarchical softmax
-    to the generic kernel); one worker and one seed give the same vectors."""
+    """``train_word2vec`` sends CBOW with negative sampling to ``negative_sampling_kernel`` (and CBOW with
+    hierarchical softmax to the generic kernel); one worker and one seed give the same vectors."""
     from hf_lineage.word_vector_trainers import word2vec_kernels
 
     sizes = []
-    real = word2vec_kernels.cbow_kernel
-    monkeypatch.setattr(word2vec_kernels, "cbow_kernel", lambda d: sizes.append(d) or real(d))
+    real = word2vec_kernels.negative_sampling_kernel
+    monkeypatch.setattr(word2vec_kernels, "negative_sampling_kernel",
+                        lambda d, skipgram: sizes.append((d, skipgram)) or real(d, skipgram))
 
     def run(seed, **kwargs):
         model = train_word2vec(wikitext_lines[:300], workers=1, seed=seed, min_count=2, epochs=1, vector_size=20,
@@ -548,16 +578,16 @@ def test_cbow_with_negative_sampling_trains_in_its_kernel_deterministically(wiki
         return model.word2vec.input_vectors.weight.detach().clone()
 
     first = run(7)
-    assert sizes == [20]
+    assert sizes == [(20, False)]
     assert torch.equal(first, run(7)) and not torch.equal(first, run(8))
     run(7, negative=0, hs=True)
-    assert sizes == [20, 20, 20]
+    assert sizes == [(20, False)] * 3
 
 
 def test_shared_negatives_window_step_is_the_matrix_products():
     """One hand-made window: the kernel's step equals the NumPy products with the noise words it draws (known from
     the same generator), a draw equal to the centre word dropped, repeated noise words both applied."""
-    from hf_lineage.word_vector_trainers.word2vec_kernels import _skipgram_shared_window, exp_table
+    from hf_lineage.word_vector_trainers.word2vec_kernels import _draw_outputs, _skipgram_shared_window, exp_table
 
     d, negative, centre = 8, 6, 5
     rng = np.random.default_rng(3)
@@ -581,9 +611,11 @@ def test_shared_negatives_window_step_is_the_matrix_products():
     shared_window_reference(expected0, expected1, context, outputs, table, np.float32(0.1))
     before = syn0.copy()
     window = 2 * 3
-    _skipgram_shared_window(syn0, syn1neg, sentence, 0, 5, 2, centre, np.uint64(seed | 1), np.float32(0.1),
-                            np.empty(negative + 1, np.int32), np.empty((window, negative + 1), np.float32),
-                            np.empty((window, d), np.float32), d, negative, *noise, table)
+    outs = np.empty(negative + 1, np.int32)
+    m, _ = _draw_outputs(centre, np.uint64(seed | 1), negative, *noise, outs, syn1neg, d)
+    assert outs[:m].tolist() == outputs
+    _skipgram_shared_window(syn0, syn1neg, sentence, 0, 5, 2, outs, m, np.float32(0.1),
+                            np.empty((window, negative + 1), np.float32), np.empty((window, d), np.float32), d, table)
     np.testing.assert_allclose(syn0, expected0, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(syn1neg, expected1, rtol=1e-5, atol=1e-6)
     assert np.abs(syn0 - before).max() > 1e-2

@@ -10,7 +10,7 @@ What the kernel does per sentence is word2vec.c's ``TrainModelThread``:
 3. skip-gram: every context word's input vector predicts the centre word; CBOW: the sum (or mean) of the
    context vectors predicts it;
 4. hierarchical softmax along the centre word's Huffman path and/or negative sampling with ``negative`` noise
-   words (a noise word equal to the centre word is skipped); σ from a 1000-entry table over [-6, 6]; the error is
+   words (a noise word equal to the centre word is skipped); σ from a table of 1,001 points over [-6, 6]; the error is
    accumulated and added to the input vector(s) once per prediction;
 5. alpha decays linearly with the number of words processed, over all epochs.
 
@@ -23,14 +23,14 @@ noise words are drawn once per centre word and shared by all its context words, 
 matrix products (``_skipgram_shared_window``), 1.7-2× the pair-by-pair kernel's speed at the same analogy and
 WordSim353 quality (docs/benchmarks.md). CBOW and hierarchical softmax train as word2vec.c does either way.
 
-CBOW with negative sampling (and no hierarchical softmax) has a kernel of its own (``cbow_kernel``), compiled per
-vector size: with the size a compile-time constant LLVM vectorises the row loops for exactly that length (no
-runtime-length loop tails), and the outputs' dot products do not wait on each other's updates; 1.4-1.5× the
-generic kernel's speed on one thread at d = 100 (issue 33, docs/benchmarks.md). It is word2vec.c's algorithm with
-the same random numbers, but the centre word's and the noise words' gradients and the input error are all taken from the output vectors before
-any of them is updated (the C tool updates each output before the next dot product, which differs only when a
-noise word is drawn twice for one centre word: both of its updates then start from the value before the step, as
-in pWord2Vec's kernel).
+Negative sampling without hierarchical softmax (CBOW, and skip-gram with shared negatives: the defaults) has a
+kernel of its own (``negative_sampling_kernel``), compiled per vector size: with the size a compile-time constant
+LLVM vectorises the row loops for exactly that length (no run-time-length loop tails), and the next centre word's
+window and noise words are drawn, and their rows prefetched, while the current one trains. Same algorithms and
+random numbers as the generic kernel, but CBOW's centre word's and noise words' gradients and its input error are
+all taken from the output vectors before any of them is updated (the C tool updates each output before the next
+dot product, which differs only when a noise word is drawn twice for one centre word: both of its updates then
+start from the value before the step, as in pWord2Vec's kernel).
 
 Arrays in, arrays out: the corpus as token ids, the weight matrices (trained in place) and the vocabulary's tables
 (``word2vec_sampling.sampling_tables``, their one home); before training, ``first_seen_ids`` numbers the words of a
@@ -48,7 +48,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .sanity import check_vectors
 
@@ -96,6 +99,79 @@ def _draw_noise(state, noise_ids, noise_alias, noise_thresholds):
     if (r & _MASK32) < np.uint64(noise_thresholds[slot]):
         return noise_ids[slot]
     return noise_alias[slot]
+
+
+@intrinsic
+def _prefetch(typingctx, matrix, row, column):
+    """Ask the CPU to bring the cache line holding ``matrix[row, column]`` (a C-contiguous 2-D array) into every
+    cache level, for writing (LLVM's ``llvm.prefetch``); it returns at once and never faults."""
+    def codegen(context, builder, signature, args):
+        matrix_type, row_type, column_type = signature.args
+        array = context.make_array(matrix_type)(context, builder, args[0])
+        index = [context.cast(builder, args[1], row_type, types.intp),
+                 context.cast(builder, args[2], column_type, types.intp)]
+        pointer = cgutils.get_item_pointer(context, builder, matrix_type, array, index, wraparound=False)
+        byte_pointer = ir.IntType(8).as_pointer()
+        prefetch = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            ir.VoidType(), [byte_pointer, ir.IntType(32), ir.IntType(32), ir.IntType(32)]), "llvm.prefetch.p0")
+        write, all_levels, data = (ir.Constant(ir.IntType(32), v) for v in (1, 3, 1))
+        builder.call(prefetch, [builder.bitcast(pointer, byte_pointer), write, all_levels, data])
+        return context.get_dummy_value()
+
+    return types.void(matrix, row, column), codegen
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _prefetch_row(matrix, row, d):
+    """``_prefetch`` every cache line of ``matrix[row, :d]`` (float32: 16 to a 64-byte line; a row of d = 100
+    starts anywhere in a line, so its last float is fetched too)."""
+    for k in range(0, d, 16):
+        _prefetch(matrix, row, k)
+    _prefetch(matrix, row, d - 1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _subsample(corpus, starts, s, keep, state, sentence):
+    """Sentence ``s``'s words that survive frequent-word subsampling, written to ``sentence``; (their number, the
+    generator state)."""
+    n = 0
+    for p in range(starts[s], starts[s + 1]):
+        w = corpus[p]
+        threshold = keep[w]
+        if threshold == 0:  # never trained (specials, words under min_count)
+            continue
+        if threshold != 0xFFFFFFFF:
+            state = _next(state)
+            if np.uint64(threshold) < ((state * _MULT) & _MASK32):
+                continue
+        sentence[n] = w
+        n += 1
+    return n, state
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _window_shrink(state, window):
+    """(b, state): the window of a centre word is shrunk by b ~ U{0 .. window-1} on each side."""
+    state = _next(state)
+    return int(((state * _MULT) >> _U32) % np.uint64(window)), state
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _draw_outputs(centre, state, negative, noise_ids, noise_alias, noise_thresholds, outs, syn1neg, d):
+    """The outputs one centre word's context predicts, written to ``outs``: the centre word, then ``negative``
+    noise words (a draw equal to the centre word dropped); their rows of ``syn1neg`` are prefetched. Returns (their
+    number, the generator state)."""
+    outs[0] = centre
+    _prefetch_row(syn1neg, centre, d)
+    m = 1
+    for _ in range(negative):
+        state = _next(state)
+        word = _draw_noise(state, noise_ids, noise_alias, noise_thresholds)
+        if word != centre:
+            outs[m] = word
+            m += 1
+            _prefetch_row(syn1neg, word, d)
+    return m, state
 
 
 @njit(nogil=True, fastmath=True, cache=True, inline="always")
@@ -149,27 +225,18 @@ def _predict(h, hr, target, state, alpha, neu1e, syn1neg, syn1, d, noise_ids, no
 
 
 @njit(nogil=True, fastmath=True, cache=True, inline="always")
-def _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, centre, state, alpha, outs, grad, dinp, d,
-                            negative, noise_ids, noise_alias, noise_thresholds, table):
+def _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, outs, m, alpha, grad, dinp, d, table):
     """pWord2Vec's skip-gram step with negative sampling (Ji et al. 2016): one centre word's window as a small
     matrix product. The ``c`` context words' input vectors (the rows ``syn0[sentence[j]]``, an implicit c × d
-    matrix) all predict the same outputs: the centre word (label 1) and ``negative`` noise words drawn *once* for
-    the window (label 0; a draw equal to the centre word is dropped, as the classic kernel skips it). So:
+    matrix) all predict the same ``m`` outputs ``outs[:m]`` (``_draw_outputs``): the centre word (label 1) and the
+    noise words drawn *once* for the window (label 0). So:
 
-        G      = (labels - σ(In · Outᵀ)) · alpha           (c × m, m = 1 + kept negatives; σ clipped as in C)
+        G      = (labels - σ(In · Outᵀ)) · alpha           (c × m; σ clipped as in C)
         Out   += Gᵀ · In        In += G · Out               (both from the values before the step)
 
-    ``outs`` (ids), ``grad`` (c × m) and ``dinp`` (c × d) are the caller's scratch buffers. Returns the generator
-    state. The classic kernel does the same products one (context, output) pair at a time, with fresh negatives
-    for every context word and each update applied before the next pair reads the vectors."""
-    outs[0] = centre
-    m = 1
-    for _ in range(negative):
-        state = _next(state)
-        word = _draw_noise(state, noise_ids, noise_alias, noise_thresholds)
-        if word != centre:
-            outs[m] = word
-            m += 1
+    ``grad`` (c × m) and ``dinp`` (c × d) are the caller's scratch buffers. The classic kernel does the same
+    products one (context, output) pair at a time, with fresh negatives for every context word and each update
+    applied before the next pair reads the vectors."""
     # G = (labels - σ(In · Outᵀ)) · alpha
     c = 0
     for j in range(lo, hi):
@@ -219,7 +286,6 @@ def _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, centre, state, a
         for k in range(d):
             syn0[l1, k] += dinp[r, k]
         r += 1
-    return state
 
 
 @njit(nogil=True, fastmath=True, cache=True)
@@ -250,25 +316,11 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
     for s in range(first, last):
         lr = alpha - (alpha - min_alpha) * (words_before + raw) / total_words
         lr = np.float32(max(lr, min_alpha))
-        # 1. subsampling into a local buffer
-        n = 0
-        for p in range(starts[s], starts[s + 1]):
-            w = corpus[p]
-            threshold = keep[w]
-            if threshold == 0:  # never trained (specials, words under min_count)
-                continue
-            if threshold != 0xFFFFFFFF:
-                state = _next(state)
-                if np.uint64(threshold) < ((state * _MULT) & _MASK32):
-                    continue
-            sentence[n] = w
-            n += 1
+        n, state = _subsample(corpus, starts, s, keep, state, sentence)  # 1. subsampling
         raw += starts[s + 1] - starts[s]
         effective += n
         for i in range(n):
-            # 2. dynamic window
-            state = _next(state)
-            b = int(((state * _MULT) >> _U32) % np.uint64(window))
+            b, state = _window_shrink(state, window)  # 2. dynamic window
             lo, hi = max(0, i - window + b), min(n, i + window + 1 - b)
             centre = sentence[i]
             if skipgram and shared:
@@ -285,9 +337,9 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
                         for k in range(d):
                             syn0[l1, k] += neu1e[k]
                 if hi - lo > 1:
-                    state = _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, centre, state, lr, outs,
-                                                    grad, dinp, d, negative, noise_ids, noise_alias,
-                                                    noise_thresholds, table)
+                    m, state = _draw_outputs(centre, state, negative, noise_ids, noise_alias, noise_thresholds,
+                                             outs, syn1neg, d)
+                    _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, outs, m, lr, grad, dinp, d, table)
             elif skipgram:
                 # 3. each context word's input vector predicts the centre word
                 for j in range(lo, hi):
@@ -329,32 +381,94 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
     return effective, raw
 
 
-_CBOW_KERNELS: dict = {}
+@njit(nogil=True, fastmath=True, cache=True, inline="always")
+def _cbow_step(syn0, syn1neg, sentence, lo, hi, i, outs, m, alpha, h, neu1e, grads, d, cbow_mean, table):
+    """CBOW's negative-sampling step for centre word ``i``: the mean (or sum) of the window's input vectors
+    predicts the outputs ``outs[:m]`` (the centre word, label 1, then the noise words, label 0). Every output's
+    gradient and the input error are taken from the outputs before any of them is updated (the module docstring
+    says where that differs from word2vec.c); ``h``, ``neu1e`` and ``grads`` are the caller's scratch buffers."""
+    for k in range(d):
+        h[k] = 0.0
+    for j in range(lo, hi):
+        if j != i:
+            row = sentence[j]
+            for k in range(d):
+                h[k] += syn0[row, k]
+    if cbow_mean:
+        inv = np.float32(1.0 / (hi - lo - 1))
+        for k in range(d):
+            h[k] *= inv
+    # g = (label - σ(h · out)) · alpha for every output, before any output changes
+    for t in range(m):
+        row = outs[t]
+        f = np.float32(0.0)
+        for k in range(d):
+            f += h[k] * syn1neg[row, k]
+        label = np.float32(1.0) if t == 0 else np.float32(0.0)
+        if f > MAX_EXP:
+            grads[t] = (label - np.float32(1.0)) * alpha
+        elif f < -MAX_EXP:
+            grads[t] = label * alpha
+        else:
+            grads[t] = (label - _sigmoid(f, table)) * alpha
+    # the input error from the outputs before their update, then the outputs' update
+    for k in range(d):
+        neu1e[k] = 0.0
+    for t in range(m):
+        row = outs[t]
+        g = grads[t]
+        for k in range(d):
+            neu1e[k] += g * syn1neg[row, k]
+    for t in range(m):
+        row = outs[t]
+        g = grads[t]
+        for k in range(d):
+            syn1neg[row, k] += g * h[k]
+    # word2vec.c adds the whole error to every context word, mean or sum alike.
+    for j in range(lo, hi):
+        if j != i:
+            row = sentence[j]
+            for k in range(d):
+                syn0[row, k] += neu1e[k]
 
 
-def cbow_kernel(d: int):
-    """CBOW with negative sampling, ``d``-dimensional vectors: a numba function (compiled once per ``d`` and cached
-    on disk, the size a compile-time constant) with ``train_sentences``' arguments less ``syn1``, the Huffman tables,
-    ``skipgram``, ``hs`` and ``shared_negatives``, and its (effective, raw) words. Same random numbers as
-    ``train_sentences`` (so one worker gives the same words, windows and noise words); per centre word, the
-    outputs' gradients and the input error from the outputs before the step, then the updates (the module docstring
-    says where that differs from word2vec.c)."""
-    kernel = _CBOW_KERNELS.get(d)
+_NEGATIVE_SAMPLING_KERNELS: dict = {}
+
+
+def negative_sampling_kernel(d: int, skipgram: bool):
+    """Negative sampling without hierarchical softmax, ``d``-dimensional vectors: CBOW (``_cbow_step``) or
+    skip-gram with shared negatives (``_skipgram_shared_window``). A numba function compiled once per (``d``,
+    ``skipgram``) and cached on disk, with ``train_sentences``' arguments less ``syn1``, the Huffman tables,
+    ``skipgram``, ``hs`` and ``shared_negatives``; returns (effective, raw) words. Same random numbers, in the same
+    order, as ``train_sentences``, so one worker gives the same words, windows, noise words and vectors.
+
+    Two things make it faster than ``train_sentences``: the vector size is a compile-time constant (LLVM vectorises
+    the row loops for exactly ``d`` floats, no run-time-length loop tails), and each centre word's window and noise
+    words are drawn while the previous centre word trains, their output rows (and the input row entering the
+    window) prefetched (``_prefetch_row``), so the rows it reads at random are in cache when it needs them instead
+    of each read waiting on memory. On one thread of a Zen 3 the prefetch alone made CBOW 1.3× faster
+    (docs/benchmarks.md)."""
+    key = (int(d), bool(skipgram))
+    kernel = _NEGATIVE_SAMPLING_KERNELS.get(key)
     if kernel is not None:
         return kernel
-    D = int(d)  # a closure constant: numba compiles the row loops for exactly D floats
+    D, SKIPGRAM = key  # closure constants: numba compiles for exactly these
 
     @njit(nogil=True, fastmath=True, cache=True)
-    def train_cbow(corpus, starts, first, last, syn0, syn1neg, keep, noise_ids, noise_alias, noise_thresholds,
-                   table, cbow_mean, window, negative, alpha, min_alpha, words_before, total_words, seed):
+    def train_negative_sampling(corpus, starts, first, last, syn0, syn1neg, keep, noise_ids, noise_alias,
+                                noise_thresholds, table, cbow_mean, window, negative, alpha, min_alpha, words_before,
+                                total_words, seed):
         longest = 0
         for s in range(first, last):
             longest = max(longest, starts[s + 1] - starts[s])
         sentence = np.empty(longest, dtype=np.int32)
-        h = np.empty(D, dtype=np.float32)  # the context's mean (or sum)
-        neu1e = np.empty(D, dtype=np.float32)  # the error for the context's input vectors
-        outs = np.empty(negative + 1, dtype=np.int32)  # the centre word, then the kept noise words
+        outs = np.empty(negative + 1, dtype=np.int32)  # this centre word's outputs
+        ahead = np.empty(negative + 1, dtype=np.int32)  # the next centre word's, drawn in advance
+        h = np.empty(D, dtype=np.float32)  # CBOW: the context's mean (or sum)
+        neu1e = np.empty(D, dtype=np.float32)
         grads = np.empty(negative + 1, dtype=np.float32)
+        grad = np.empty((2 * window, negative + 1), dtype=np.float32)  # skip-gram: G and ΔIn
+        dinp = np.empty((2 * window, D), dtype=np.float32)
         state = np.uint64(seed) | np.uint64(1)
         for _ in range(4):
             state = _next(state)
@@ -362,83 +476,41 @@ def cbow_kernel(d: int):
         for s in range(first, last):
             lr = alpha - (alpha - min_alpha) * (words_before + raw) / total_words
             lr = np.float32(max(lr, min_alpha))
-            n = 0
-            for p in range(starts[s], starts[s + 1]):  # subsampling, as train_sentences
-                w = corpus[p]
-                threshold = keep[w]
-                if threshold == 0:
-                    continue
-                if threshold != 0xFFFFFFFF:
-                    state = _next(state)
-                    if np.uint64(threshold) < ((state * _MULT) & _MASK32):
-                        continue
-                sentence[n] = w
-                n += 1
+            n, state = _subsample(corpus, starts, s, keep, state, sentence)
             raw += starts[s + 1] - starts[s]
             effective += n
+            # The draws for centre word i + 1 are made before centre word i trains: the same draws in the same
+            # order as train_sentences (window, then outputs when the window has context), only earlier.
+            next_b, next_m = 0, 0
+            if n > 0:
+                next_b, state = _window_shrink(state, window)
+                if min(n, window + 1 - next_b) > 1:
+                    next_m, state = _draw_outputs(sentence[0], state, negative, noise_ids, noise_alias,
+                                                  noise_thresholds, ahead, syn1neg, D)
             for i in range(n):
-                state = _next(state)
-                b = int(((state * _MULT) >> _U32) % np.uint64(window))
+                b, m = next_b, next_m
+                for t in range(m):
+                    outs[t] = ahead[t]
+                if i + 1 < n:
+                    next_b, state = _window_shrink(state, window)
+                    if min(n, i + window + 2 - next_b) - max(0, i + 1 - window + next_b) > 1:
+                        next_m, state = _draw_outputs(sentence[i + 1], state, negative, noise_ids, noise_alias,
+                                                      noise_thresholds, ahead, syn1neg, D)
+                    entering = i + 1 + window - next_b  # the input row that joins the next window
+                    if entering < n:
+                        _prefetch_row(syn0, sentence[entering], D)
                 lo, hi = max(0, i - window + b), min(n, i + window + 1 - b)
-                count = hi - lo - 1
-                if count <= 0:
+                if hi - lo <= 1:
                     continue
-                centre = sentence[i]
-                for k in range(D):
-                    h[k] = 0.0
-                for j in range(lo, hi):
-                    if j != i:
-                        row = sentence[j]
-                        for k in range(D):
-                            h[k] += syn0[row, k]
-                if cbow_mean:
-                    inv = np.float32(1.0 / count)
-                    for k in range(D):
-                        h[k] *= inv
-                outs[0] = centre
-                m = 1
-                for _ in range(negative):
-                    state = _next(state)
-                    word = _draw_noise(state, noise_ids, noise_alias, noise_thresholds)
-                    if word != centre:
-                        outs[m] = word
-                        m += 1
-                # g = (label - σ(h · out)) · lr for every output, before any output changes
-                for t in range(m):
-                    row = outs[t]
-                    f = np.float32(0.0)
-                    for k in range(D):
-                        f += h[k] * syn1neg[row, k]
-                    label = np.float32(1.0) if t == 0 else np.float32(0.0)
-                    if f > MAX_EXP:
-                        grads[t] = (label - np.float32(1.0)) * lr
-                    elif f < -MAX_EXP:
-                        grads[t] = label * lr
-                    else:
-                        grads[t] = (label - _sigmoid(f, table)) * lr
-                # the input error from the outputs before their update, then the outputs' update
-                for k in range(D):
-                    neu1e[k] = 0.0
-                for t in range(m):
-                    row = outs[t]
-                    g = grads[t]
-                    for k in range(D):
-                        neu1e[k] += g * syn1neg[row, k]
-                for t in range(m):
-                    row = outs[t]
-                    g = grads[t]
-                    for k in range(D):
-                        syn1neg[row, k] += g * h[k]
-                # word2vec.c adds the whole error to every context word, mean or sum alike.
-                for j in range(lo, hi):
-                    if j != i:
-                        row = sentence[j]
-                        for k in range(D):
-                            syn0[row, k] += neu1e[k]
+                if SKIPGRAM:
+                    _skipgram_shared_window(syn0, syn1neg, sentence, lo, hi, i, outs, m, lr, grad, dinp, D, table)
+                else:
+                    _cbow_step(syn0, syn1neg, sentence, lo, hi, i, outs, m, lr, h, neu1e, grads, D, cbow_mean,
+                               table)
         return effective, raw
 
-    _CBOW_KERNELS[d] = train_cbow
-    return train_cbow
+    _NEGATIVE_SAMPLING_KERNELS[key] = train_negative_sampling
+    return train_negative_sampling
 
 
 @njit(nogil=True, cache=True)
@@ -571,8 +643,8 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
     lengths).
     ``shared_negatives``: skip-gram with negative sampling trains each centre word's window as pWord2Vec does (one
     set of noise words for the whole window, the updates as small matrix products; see ``_skipgram_shared_window``);
-    False is word2vec.c's pair-by-pair algorithm. CBOW and hierarchical softmax are the same either way; CBOW with
-    negative sampling and no hierarchical softmax trains in ``cbow_kernel(d)``'s kernel.
+    False is word2vec.c's pair-by-pair algorithm. CBOW and hierarchical softmax are the same either way. Negative
+    sampling without hierarchical softmax (CBOW, shared-negatives skip-gram) trains in ``negative_sampling_kernel``.
     One worker and one seed give the same matrices every run; more workers race, as in the C tool."""
     table = exp_table()
     jobs = _jobs(starts, JOB_WORDS)
@@ -583,9 +655,9 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
     lock = threading.Lock()
     progress = {"raw": 0, "effective": 0, "logged": time.time()}
 
-    cbow = None
-    if not skipgram and negative > 0 and not hs:  # CBOW with negative sampling: its own kernel (cbow_kernel)
-        cbow = cbow_kernel(syn0.shape[1])
+    specialised = None  # negative sampling alone, CBOW or shared-negatives skip-gram: negative_sampling_kernel
+    if negative > 0 and not hs and (not skipgram or shared_negatives):
+        specialised = negative_sampling_kernel(syn0.shape[1], skipgram)
         keep, noise_ids, noise_alias, noise_thresholds = tables[:4]
 
     def run(job_index, epoch, first, last):
@@ -593,8 +665,8 @@ def train_hogwild(corpus_ids: np.ndarray, starts: np.ndarray, syn0: np.ndarray, 
             words_before = progress["raw"]  # words handed out so far: the learning-rate clock
             progress["raw"] += int(starts[last] - starts[first])
         job_seed = (seed * 1_000_003 + epoch) * 1_000_033 + job_index
-        if cbow is not None:
-            effective, _ = cbow(corpus_ids, starts, first, last, syn0, syn1neg, keep, noise_ids, noise_alias,
+        if specialised is not None:
+            effective, _ = specialised(corpus_ids, starts, first, last, syn0, syn1neg, keep, noise_ids, noise_alias,
                                 noise_thresholds, table, cbow_mean, window, negative, np.float32(alpha),
                                 np.float32(min_alpha), float(words_before), total_words, job_seed)
         else:
