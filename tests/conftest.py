@@ -17,6 +17,13 @@ if not CUDA_TESTS:
 
 import torch  # noqa: E402 - after CUDA_VISIBLE_DEVICES
 
+# What the package keeps between runs (downloads, --help texts, frozen networks' layers) goes to a folder of this
+# session's own: the suite neither reads what a user's runs left in ~/.cache/hf_lineage nor leaves anything there.
+if "HF_LINEAGE_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["HF_LINEAGE_CACHE"] = tempfile.mkdtemp(prefix="hf_lineage_tests_")
+
 
 # Test files whose subject is hf_lineage's own logic, numbers and documents, on code paths where none of the pinned
 # libraries (transformers, tokenizers, accelerate, datasets, evaluate, scikit-learn) decides anything that the rest of

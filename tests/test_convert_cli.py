@@ -93,9 +93,12 @@ def test_the_start_up_estimate_grows_with_a_large_checkpoint_s_forward_passes():
     assert 0 < small_low < small_high < 30  # the shipped checkpoints: minutes, as the default run measures
     cells = experiment.plan_cells(["labeling"], families, ["frozen", "finetuned"], 1000, [100], ["labeling"],
                                   frozen_only=["bert"])
-    low, high = experiment.estimate_minutes(cells, 1, {"nnlm": 700_000, "gpt": 700_000, "bert": 110_000_000},
-                                            scale, 1000)
+    counts = {"nnlm": 700_000, "gpt": 700_000, "bert": 110_000_000}
+    low, high = experiment.estimate_minutes(cells, 1, counts, scale, 1000, memo=False)
     assert low > small_low + 10 and high > 60  # BERT-base's frozen forward passes over 1,200 examples an epoch
+    # With the frozen layers' memo each of the 2,200 sentences (training, dev, validation) runs through BERT once.
+    memo_low, memo_high = experiment.estimate_minutes(cells, 1, counts, scale, 1000)
+    assert 2_200 * 30 * 4.5e-3 / 60 < memo_low < memo_high < low  # 5 minutes of BERT-base forward passes, and more
 
 
 def test_a_cell_within_noise_of_the_majority_class_is_flagged_and_one_above_it_is_not():

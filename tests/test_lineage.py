@@ -251,16 +251,24 @@ def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_r
     assert all(stage["reused"] for stage in results["pretraining"].values())
 
 
-def test_a_second_run_in_parallel_workers_gives_the_full_runs_numbers(full_run, tmp_path):
+@pytest.fixture(scope="module")
+def second_run(tmp_path_factory):
+    """GPT and BERT again on ``order_pairs`` alone, the cells in parallel child processes (two at a time)."""
+    out = tmp_path_factory.mktemp("lineage") / "again"
+    args = ["--families", "gpt", "bert", "--tasks", "order_pairs", *MINIMAL, "--variants", "--curve-sizes",
+            "--workers", "2"]
+    code = cli_main(["lineage", "--output-dir", str(out), *args])
+    return out, code, json.loads((out / "results.json").read_text())
+
+
+def test_a_second_run_in_parallel_workers_gives_the_full_runs_numbers(full_run, second_run):
     """Reproducible end to end: GPT and BERT run again on ``order_pairs`` alone — their WordPiece and BPE vocabularies,
     pretraining, the dev split, early stopping and the learning-rate sweep, the cells in parallel child processes (two
     at a time) — give the numbers of the same cells of the full run, which ran every cell in its own process beside
     other families and tasks: scores, intervals, dev scores, the sweep's choice, baselines, perplexities."""
     _, _, full = full_run
-    args = ["--families", "gpt", "bert", "--tasks", "order_pairs", *MINIMAL, "--variants", "--curve-sizes",
-            "--workers", "2"]
-    assert cli_main(["lineage", "--output-dir", str(tmp_path / "again"), *args]) == 0
-    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    _, code, again = second_run
+    assert code == 0
     keys = ("score", "interval", "seed_scores", "dev_score", "epochs_run", "learning_rate", "learning_rate_sweep")
 
     def numbers(run):
@@ -273,6 +281,37 @@ def test_a_second_run_in_parallel_workers_gives_the_full_runs_numbers(full_run, 
     assert again["baselines"]["order_pairs"] == full["baselines"]["order_pairs"]
     assert [again["pretraining"][f]["validation"] for f in ("gpt", "bert")] == [
         full["pretraining"][f]["validation"] for f in ("gpt", "bert")]
+
+
+def test_compare_puts_two_finished_runs_side_by_side(full_run, second_run, tmp_path, capsys):
+    """``--compare``: one report of both runs, each claim's verdict and each main cell's score from its own run (a
+    cell the second run did not have says so), BLiMP per run with the published and literature rows; a folder that is
+    not a run, or an output folder that is one of the runs, exits 2 and writes nothing."""
+    (full_dir, _, full), (again_dir, _, again) = full_run, second_run
+    out = tmp_path / "comparison"
+    assert cli_main(["lineage", "--compare", str(full_dir), str(again_dir), "--output-dir", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    comparison = json.loads((out / "comparison.json").read_text())
+    assert [run["folder"] for run in comparison["runs"]] == [str(full_dir), str(again_dir)]
+    for claim in full["claims"]:
+        theirs = next((c["verdict"] for c in again["claims"] if c["id"] == claim["id"]), None)
+        assert comparison["claims"][claim["id"]] == [claim["verdict"], theirs]
+    for cell in full["finetuning"]:
+        if cell["main"]:
+            other = next((c["score"] for c in again["finetuning"] if c["main"] and (c["task"], c["family"],
+                          c["variant"]) == (cell["task"], cell["family"], cell["variant"])), None)
+            assert comparison["scores"][f"{cell['task']} / {cell['family']} / {cell['variant']}"] == [
+                cell["score"], other]
+    bert = next(c for c in full["finetuning"] if c["main"] and c["family"] == "bert" and c["task"] == "order_pairs")
+    assert f"{bert['score']:.3f} [{bert['interval'][0]:.3f}, {bert['interval'][1]:.3f}]" in report
+    assert "| labeling | nnlm |" in report and "not run" in report  # the second run had no NNLM
+    assert "## BLiMP, zero-shot" in report and "literature: BERT-base, PLL (Salazar et al. 2020" in report
+    assert "published: GPT-2 (large), WebText" in report
+    capsys.readouterr()
+    assert cli_main(["lineage", "--compare", str(full_dir), str(tmp_path), "--output-dir", str(tmp_path / "x")]) == 2
+    assert "is not a finished lineage run" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    assert cli_main(["lineage", "--compare", str(full_dir), str(again_dir), "--output-dir", str(again_dir)]) == 2
+    assert "is one of the runs compared" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("bad, message", [

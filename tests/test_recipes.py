@@ -360,6 +360,38 @@ def test_freeze_base_trains_only_the_task_layers(family, checkpoints, data, tmp_
     assert changed, "the classifier did not train"
 
 
+@pytest.mark.parametrize("family, head", [("bert", ["--task_head", "scalar_mix"]), ("elmo", [])])
+def test_frozen_feature_memo_gives_the_same_scores_and_runs_each_sentence_once(family, head, checkpoints, data,
+                                                                                tmp_path, monkeypatch):
+    """``--cache_frozen_features`` (the lineage's frozen cells): three epochs of a frozen head on the same sentences
+    score as without it, and the frozen network ran once per distinct sentence (training and evaluation)."""
+    from hf_lineage.models import feature_memo_lineage_utils
+
+    base = _checkpoint(checkpoints, family, transformers.AutoModelForTokenClassification)
+    monkeypatch.setenv("HF_LINEAGE_CACHE", str(tmp_path / "cache"))  # nothing kept from another test's run
+    memos = []
+    real_init = feature_memo_lineage_utils.LayersMemo.__init__
+    monkeypatch.setattr(feature_memo_lineage_utils.LayersMemo, "__init__",
+                        lambda self, *args, **kwargs: memos.append(self) or real_init(self, *args, **kwargs))
+
+    def run(name, *flags):
+        return labeling.main(["--model_name_or_path", base, "--train_file", data["conllu"], "--validation_file",
+                              data["conllu"], "--max_train_samples", "40", "--max_eval_samples", "16",
+                              "--output_dir", str(tmp_path / name), "--freeze_base", *head, *flags,
+                              *[a for a in COMMON if a != "--do_predict"], "--num_train_epochs", "3"])
+
+    plain = run("plain")
+    assert not memos
+    remembered = run("memo", "--cache_frozen_features")
+    assert round(remembered["eval_accuracy"], 4) == round(plain["eval_accuracy"], 4)
+    assert remembered["eval_loss"] == pytest.approx(plain["eval_loss"], rel=1e-4)
+    assert remembered["train_loss"] == pytest.approx(plain["train_loss"], rel=1e-4)
+    (memo,) = memos
+    assert 0 < memo.computed <= 40 + 16  # each distinct training or evaluation sentence once
+    assert memo.reused >= 2 * memo.computed  # three epochs and an evaluation read them back
+    assert len(list((tmp_path / "cache" / "frozen-layers").glob("*/*.npy"))) == memo.computed  # for later runs
+
+
 def test_pos_tagging_on_conllu_uses_accuracy(checkpoints, data, tmp_path):
     base = _checkpoint(checkpoints, "bert", transformers.AutoModelForTokenClassification)
     out = str(tmp_path / "pos")

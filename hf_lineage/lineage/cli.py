@@ -101,11 +101,19 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "n-gram scored on the embedded sample's minimal pairs, no task head): 1 to 20 (default: all 20, "
              "1,340 pairs); 0: no grammar section. The order_pairs zero-shot column runs whenever that task does")
     add("--keep-finetuned-models", action="store_true", help="keep the fine-tuned weights (deleted by default)")
+    add("--compare", nargs="+", metavar="RUN_DIR",
+        help="instead of running: put finished runs (their folders' results.json) side by side in one report, e.g. "
+             "the shipped checkpoints' run and a --checkpoints published run: each claim's verdict, the main "
+             "scores with their intervals and BLiMP per run, with BLiMP's published rows and the literature's "
+             "figures for BERT-base (written to --output-dir, default lineage_comparison)")
+    add("--no-frozen-feature-memo", dest="cache_frozen_features", action="store_false",
+        help="recompute a frozen network's layers (ELMo, GPT, BERT) at every epoch of a frozen cell instead of "
+             "computing each sentence's once and reusing them (the default; the head trains the same either way)")
     return parser
 
 
 def arguments_from_namespace(namespace: dict) -> LineageArguments:
-    values = {k: v for k, v in namespace.items() if k not in ("command", "func")}
+    values = {k: v for k, v in namespace.items() if k not in ("command", "func", "compare")}
     values["variants_given"] = values.get("variants") is not None
     if values.get("variants") is None:
         values["variants"] = list(DEFAULT_VARIANTS)
@@ -117,6 +125,8 @@ def arguments_from_namespace(namespace: dict) -> LineageArguments:
 def run_namespace(namespace: dict) -> int:
     """``hf-lineage lineage``: bad arguments exit with 2 before anything is written; a failed stage makes the exit
     status 1 after the report is written."""
+    if namespace.get("compare"):
+        return compare_namespace(namespace)
     from ..pretrain_cli import end_processes
     from . import experiment
 
@@ -133,6 +143,20 @@ def run_namespace(namespace: dict) -> int:
     if failed and process_state().is_main_process:
         print(f"hf-lineage lineage: {len(failed)} stage(s) failed; see the report", file=sys.stderr)
     return 1 if failed else 0
+
+
+def compare_namespace(namespace: dict) -> int:
+    """``hf-lineage lineage --compare RUN_DIR ...``: finished runs in one report (``compare.py``); nothing runs."""
+    from .compare import compare
+
+    output = namespace["output_dir"]
+    try:
+        report = compare(namespace["compare"], "lineage_comparison" if output == "lineage_report" else output)
+    except LineageError as error:
+        print(f"hf-lineage lineage: error: {error}", file=sys.stderr)
+        return 2
+    print(f"hf-lineage lineage: {len(namespace['compare'])} runs compared in {report}")
+    return 0
 
 
 def main(argv=None) -> int:

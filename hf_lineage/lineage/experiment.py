@@ -126,7 +126,8 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
         for f in families}
     stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
-                              args, estimate_minutes(cells, len(seeds), parameters, scale, main_size)))
+                              args, estimate_minutes(cells, len(seeds), parameters, scale, main_size,
+                                                    args.cache_frozen_features)))
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -342,22 +343,28 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
 # EPYC, no AMX): the default run's 47 fine-tuning runs of the shipped checkpoints (under 1 M parameters) took about
 # 800 s with its two workers, about 17 s a run; BERT-base's and OpenAI GPT's forward passes ran at about 4.5 ms a
 # token on two threads (32 sentences of 28 tokens a batch), which scales with the parameters. Fine-tuning a
-# Transformer costs about three forward passes a token (forward and backward); a frozen one, one.
+# Transformer costs about three forward passes a token (forward and backward); a frozen one, one, and with the frozen
+# layers' memo (the default) one per distinct sentence in all, not one an epoch.
 SMALL_RUN_SECONDS = 17
 FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER = 4.5e-3 / 110e6
 TOKENS_PER_EXAMPLE = 30  # a UD EWT sentence in sub-word tokens, roughly (pairs: two of them)
 LARGE_PARAMETERS = 5_000_000  # above this a checkpoint's own forward passes dominate a run's time
+VALIDATION_EXAMPLES = 1000  # the embedded tasks' validation sets, predicted once at a run's end
 
 
-def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int) -> tuple[float, float] | None:
+def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int,
+                     memo: bool = True) -> tuple[float, float] | None:
     """(low, high) minutes of fine-tuning on a 2-core CPU, from ``SMALL_RUN_SECONDS`` and the large checkpoints'
     forward passes over ``main_size`` training and the dev examples for 5 to ``scale.finetune_epochs`` epochs (early
-    stopping ends most runs in between); None on a GPU machine, where none of this was measured."""
+    stopping ends most runs in between) and the validation examples once; a frozen cell with the frozen layers'
+    ``memo`` runs each of those sentences through the network once, and its head as a small run does. None on a GPU
+    machine, where none of this was measured."""
     import torch
 
     if torch.cuda.is_available():
         return None
     low = high = 0.0
+    validation = scale.task_validation or VALIDATION_EXAMPLES
     for task, family, variant, size in cells:
         count = parameters.get(family) or 0
         runs = len(learning_rates(family, variant, task, scale, size == main_size)) * seeds
@@ -365,11 +372,16 @@ def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int)
             low += SMALL_RUN_SECONDS * runs * 0.75
             high += SMALL_RUN_SECONDS * runs
             continue
-        passes = 1 if variant == "frozen" else 3
-        per_epoch = ((size + scale.dev_examples) * TOKENS_PER_EXAMPLE * passes * count
-                     * FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER)
-        low += per_epoch * min(5, scale.finetune_epochs) * runs
-        high += per_epoch * scale.finetune_epochs * runs
+        seconds_per_example = TOKENS_PER_EXAMPLE * count * FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER
+        predicting = validation * seconds_per_example
+        if variant == "frozen" and memo:
+            once = (size + scale.dev_examples) * seconds_per_example + predicting
+            low += (once + SMALL_RUN_SECONDS * 0.75) * runs
+            high += (once + SMALL_RUN_SECONDS) * runs
+            continue
+        per_epoch = (size + scale.dev_examples) * seconds_per_example * (1 if variant == "frozen" else 3)
+        low += (per_epoch * min(5, scale.finetune_epochs) + predicting) * runs
+        high += (per_epoch * scale.finetune_epochs + predicting) * runs
     return low / 60, high / 60
 
 
@@ -590,6 +602,9 @@ def aggregate_cells(cells, runs, seeds, gold, main_size, seed, main_variants=Non
                            # Why the cell is no evidence (one seed is enough): it is left out of every verdict.
                            "flags": flags, "trained": not flags,
                            "learning_rate": [r["learning_rate"] for r in cell_runs],
+                           # A frozen network's sentences computed once per run and read back (--no-frozen-feature-memo)
+                           **({"frozen_layers": [r.get("frozen_layers") for r in cell_runs]}
+                              if any(r.get("frozen_layers") for r in cell_runs) else {}),
                            **({"learning_rate_sweep": [r["learning_rate_sweep"] for r in cell_runs]}
                               if any("learning_rate_sweep" in r for r in cell_runs) else {})})
     return finetuning, scored

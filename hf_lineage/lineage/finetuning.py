@@ -60,7 +60,9 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             untrained_copy(pretrained, base, seed)
         state.wait_for_everyone()
     model_args = ModelArguments(model_name_or_path=str(base), freeze_base=variant == "frozen",
-                                task_head=task_head_for(family, variant, spec.kind))
+                                task_head=task_head_for(family, variant, spec.kind),
+                                # the same sentences every epoch through the same frozen network: once is enough
+                                cache_frozen_features=variant == "frozen" and args.cache_frozen_features)
     data_args = DataTrainingArguments(
         train_file=data["train"], validation_file=data["dev"], test_file=data["validation"], max_seq_length=256,
         metric="accuracy" if spec.kind == "sequence_labeling" else "auto",
@@ -122,6 +124,9 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "train_examples": metrics.get("train_samples"), "epochs_run": dev_curve[-1]["epoch"] if dev_curve else None,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate, "max_epochs": epochs,
+            # The frozen network's passes: sentences computed once and read back after (None: no memo).
+            "frozen_layers": {name: metrics[f"frozen_layers_{name}"] for name in ("computed", "loaded", "reused", "bytes")}
+            if "frozen_layers_computed" in metrics else None,
             # Its best evaluation was its last: early stopping never ended it, the epoch cap did, and more training
             # might still have helped. Reported (results.json "capped"), not hidden.
             "capped": bool(dev_curve) and best is dev_curve[-1] and len(dev_curve) > 1}

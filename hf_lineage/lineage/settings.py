@@ -388,6 +388,9 @@ class LineageArguments:
     # "FAMILY=FOLDER" items, FOLDER a local folder or a Hub model id (``checkpoint_sources``); a str is one item.
     checkpoints: str | list[str] | None = None
     keep_finetuned_models: bool = False
+    # Frozen cells compute each sentence's layers of a frozen network once, not at every epoch
+    # (``--no-frozen-feature-memo`` turns it off; ``hf_lineage.models.feature_memo_lineage_utils``).
+    cache_frozen_features: bool = True
     # Pairs per BLiMP paradigm of the zero-shot grammar section (``zero_shot_stage.py``), from the embedded sample's 20
     # (None: all 20; 0 turns the section off). The order_pairs zero-shot column runs whenever that task does.
     blimp_pairs: int | None = None

@@ -651,7 +651,17 @@ class LineageElmoTaskModel(StaticVectorsTaskModel):
     def token_features(self, input_ids, attention_mask, char_ids=None, **kwargs):
         """biLM + one scalar mix: (B, T) word ids and (B, T, chars) character ids → (B, T, 2P)."""
         elmo = self.features_model
-        layers, mask = elmo.layers(input_ids, char_ids, attention_mask)
+        memo = self.frozen_layers_memo
+        if memo is None or not self.features_frozen or self.config.stateful:  # stateful: a sentence's layers vary
+            layers, mask = elmo.layers(input_ids, char_ids, attention_mask)
+        else:
+            mask = check_elmo_inputs(self.config, input_ids, char_ids, attention_mask)
+
+            def run(rows):
+                pick = (lambda tensor: None if tensor is None else tensor[rows])
+                return elmo.layers(pick(input_ids), pick(char_ids), mask[rows])[0]
+
+            layers = memo.layers(run, mask, [key for key in (input_ids, char_ids) if key is not None], elmo.bilm)
         return elmo.scalar_mixes[0](layers) * mask[..., None]
 
 

@@ -247,6 +247,20 @@ class StaticVectorsTaskModel:
     def frozen_parameters(self):
         return self.features_model.get_input_embeddings().parameters()
 
+    # Set by ``remember_frozen_layers``: the frozen network's layers per sentence (``LayersMemo``); None: none.
+    frozen_layers_memo = None
+
+    def remember_frozen_layers(self, max_bytes: int = 2 << 30, folder=None):
+        """Compute a frozen network's layers for each sentence once and build later batches from them (the same
+        sentences every epoch: only the head trains). Only for families whose features come from a network (ELMo,
+        GPT and BERT with the scalar-mix head); word-vector features are a table look-up already. ``max_bytes``
+        bounds what is kept in memory (past it, sentences are computed as without it); ``folder`` keeps them on
+        disk too, under the network's fingerprint, for later runs on the same weights. See
+        ``feature_memo_lineage_utils``."""
+        from .feature_memo_lineage_utils import LayersMemo
+
+        self.frozen_layers_memo = LayersMemo(max_bytes, folder)
+
     def _apply_freezing(self):
         # requires_grad is what optimisers and parameter counts look at; token_features also detaches, so frozen
         # features get no gradient whatever a loader does to the Parameters.
@@ -394,9 +408,11 @@ class TransformerLayersTaskModel(StaticVectorsTaskModel):
         base = self.features_model
         kwargs = {name: value for name, value in kwargs.items() if value is not None}
 
-        def run():
-            return base(input_ids, attention_mask=attention_mask.long(), use_cache=False, output_hidden_states=True,
-                        return_dict=True, **kwargs).hidden_states
+        def run(rows=None):
+            pick = (lambda tensor: tensor) if rows is None else (lambda tensor: tensor[rows])
+            return base(pick(input_ids), attention_mask=pick(attention_mask).long(), use_cache=False,
+                        output_hidden_states=True, return_dict=True,
+                        **{name: pick(value) for name, value in kwargs.items()}).hidden_states
 
         if not self.features_frozen:
             return run()
@@ -407,7 +423,10 @@ class TransformerLayersTaskModel(StaticVectorsTaskModel):
         base.eval()
         try:
             with torch.no_grad():
-                return run()
+                memo = self.frozen_layers_memo
+                if memo is None or set(kwargs) - {"token_type_ids"}:
+                    return run()
+                return memo.layers(run, attention_mask, [input_ids, *kwargs.values()], base)
         finally:
             base.train(training)
 

@@ -53,6 +53,13 @@ class ModelArguments:
                           "instead of fine-tuning everything. `--freeze_base` or `--freeze_base true|false`; unset: "
                           "the family's default (ELMo frozen, as in the paper; every other family fine-tuned)."},
     )
+    cache_frozen_features: bool = field(
+        default=False,
+        metadata={"help": "With a frozen base whose features come from a network (ELMo, and GPT and BERT with "
+                          "--task_head scalar_mix): compute each sentence's layers once and reuse them every epoch, "
+                          "and in later runs on the same weights from $HF_LINEAGE_CACHE/frozen-layers (at most 2 GiB "
+                          "in memory; the head trains as before, only the frozen forward passes are saved)."},
+    )
     task_head: Optional[str] = field(
         default=None,
         metadata={"help": "GPT and BERT, token and sequence classification: 'linear' (the papers' linear layer on the "

@@ -119,7 +119,17 @@ def load_model(model_args: ModelArguments, auto_class, config, gpt_task_tokens: 
         set_gpt_task_template(tokenizer)
     if not freeze_overrides(config, model_args.freeze_base):  # otherwise the heads freeze themselves
         freeze_base_model(model, model_args.freeze_base)
+    if getattr(model_args, "cache_frozen_features", False) and hasattr(model, "remember_frozen_layers"):
+        model.remember_frozen_layers(folder=frozen_layers_folder())
     return model, tokenizer
+
+
+def frozen_layers_folder() -> Path:
+    """Where ``--cache_frozen_features`` keeps a frozen network's layers between runs: ``$HF_LINEAGE_CACHE/
+    frozen-layers`` (default ``~/.cache/hf_lineage/frozen-layers``), one subfolder per network's weights."""
+    from ..convert.sources import cache_root
+
+    return cache_root() / "frozen-layers"
 
 
 def load_tokenizer(model_args: ModelArguments, path: str | None = None):
@@ -360,6 +370,9 @@ def train_evaluate_predict(trainer, encoded: dict, write_predictions=None, save_
     if training_args.do_train:
         outcome = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
         metrics = dict(outcome.metrics, train_samples=len(train_dataset), **parameter_counts(trainer.model))
+        memo = getattr(trainer.model, "frozen_layers_memo", None)  # --cache_frozen_features: what it kept and saved
+        if memo is not None:
+            metrics.update({f"frozen_layers_{name}": value for name, value in memo.summary().items()})
         trainer.save_model()  # the model and its tokenizer (processing_class)
         for subfolder, tokenizer in save_tokenizers:
             if trainer.is_world_process_zero():

@@ -1,0 +1,135 @@
+"""A frozen network's layers for each sentence, computed once and read back every later time it is asked for.
+
+A task head on a frozen base (the lineage's frozen cells, ``--freeze_base --cache_frozen_features`` in the recipes)
+pushes the same training and evaluation sentences through the same fixed network at every epoch, every seed and
+every rerun. The network is in eval mode under ``no_grad`` there, so a sentence's layers never change; ``LayersMemo``
+keeps them, per sentence, the first time a batch holds it, and builds later batches from what it kept. Only the
+forward pass of the frozen part is saved: the head (scalar mix, task encoder, classifier) trains as before.
+
+Kept in memory (``max_bytes`` at most; past it a sentence is computed every time, as without the memo) and, with
+``folder``, on disk as well: ``folder/<network fingerprint>/<sentence key>.npy``, float32, where the fingerprint is a
+hash of the frozen network's class and weights. So another seed, a rerun or another run on the same checkpoint reads
+the layers back instead of computing them, and a changed checkpoint (another fingerprint) never reads stale ones.
+Files are written whole (a temporary name, then renamed), so processes sharing the folder never read half a file.
+
+A sentence is keyed by what the network reads of it (its ids, and its token types or character ids where given) up
+to its length, so the same sentence padded to another length in another batch is found. Rows padded on the left
+(a mask that is not a prefix) are computed as before, never kept. The layers kept are the ones the first batch
+computed: in exact arithmetic every batch gives the same; in float32 a sentence's values can differ in the last bits
+with the batch's padding (``tests/test_feature_memo.py`` bounds the difference, and ``tests/test_recipes.py`` checks
+that a frozen head's scores stay the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def network_fingerprint(network: torch.nn.Module) -> str:
+    """A hash of ``network``'s class, parameter and buffer names, shapes, dtypes and values."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(type(network).__qualname__.encode())
+    for name, tensor in network.state_dict().items():
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
+        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
+
+
+class LayersMemo:
+    """Per-sentence layers of a frozen network: ``layers(compute, mask, keys, network)``."""
+
+    def __init__(self, max_bytes: int = 2 << 30, folder=None):
+        self.max_bytes = int(max_bytes)
+        self.folder = Path(folder) if folder is not None else None
+        self.fingerprint = None  # of the network, taken at the first call (with a folder)
+        self.rows: dict[bytes, torch.Tensor] = {}  # sentence key -> (L + 1, length, C)
+        self.bytes = 0
+        self.computed = 0  # sentences the network ran on
+        self.loaded = 0  # sentences read from the folder
+        self.reused = 0  # sentences read back from memory
+
+    def layers(self, compute, mask: torch.Tensor, keys: list[torch.Tensor], network=None) -> tuple[torch.Tensor, ...]:
+        """The L + 1 layers, each (B, T, C), zeros past each sentence's end, for a batch whose (B, T) bool ``mask``
+        marks its tokens; ``keys``: the (B, T, ...) inputs that make a sentence what it is; ``network``: the frozen
+        module whose weights make its layers what they are (its fingerprint names the folder's subfolder).
+        ``compute(rows)`` runs the network on the batch's rows ``rows`` (a LongTensor) and returns their L + 1
+        layers, each (len(rows), T, C)."""
+        lengths = mask.sum(dim=1)
+        positions = torch.arange(mask.shape[1], device=mask.device)
+        if not torch.equal(mask, positions[None, :] < lengths[:, None]):  # left padding: not kept
+            return tuple(compute(torch.arange(mask.shape[0], device=mask.device)))
+        lengths = lengths.tolist()
+        names = [b"".join(key[row, :n].cpu().numpy().tobytes() for key in keys) + n.to_bytes(4, "little")
+                 for row, n in enumerate(lengths)]
+        found = {}  # row -> (L + 1, length, C) for the rows not in memory
+        for row, name in enumerate(names):
+            if name not in self.rows and name not in found:
+                found[name] = self._load(name, network)
+        missing = [row for row, name in enumerate(names) if name not in self.rows and found.get(name) is None]
+        if missing:
+            computed = compute(torch.tensor(missing, device=mask.device))
+            stacked = torch.stack([layer.detach() for layer in computed])  # (L + 1, len(missing), T, C)
+            for position, row in enumerate(missing):
+                if found.get(names[row]) is None:  # a sentence twice in one batch: saved once
+                    found[names[row]] = stacked[:, position, :lengths[row]].clone()
+                    self._save(names[row], found[names[row]], network)
+            self.computed += len(missing)
+        self.reused += sum(name in self.rows for name in names)
+        out = None
+        for row, name in enumerate(names):
+            kept = self.rows.get(name)
+            if kept is None:
+                kept = found[name].to(mask.device)
+                self._keep(name, kept)
+            if out is None:
+                out = kept.new_zeros((kept.shape[0], mask.shape[0], mask.shape[1], kept.shape[-1]))
+            out[:, row, :lengths[row]] = kept
+        return tuple(out.unbind(0))
+
+    def summary(self) -> dict:
+        return {"sentences_kept": len(self.rows), "bytes": self.bytes, "computed": self.computed,
+                "loaded": self.loaded, "reused": self.reused}
+
+    def _keep(self, name: bytes, layers: torch.Tensor) -> None:
+        size = layers.numel() * layers.element_size()
+        if name not in self.rows and self.bytes + size <= self.max_bytes:
+            self.rows[name] = layers
+            self.bytes += size
+
+    def _path(self, name: bytes, network) -> Path | None:
+        if self.folder is None or network is None:
+            return None
+        if self.fingerprint is None:
+            self.fingerprint = network_fingerprint(network)
+        return self.folder / self.fingerprint / f"{hashlib.blake2b(name, digest_size=20).hexdigest()}.npy"
+
+    def _load(self, name: bytes, network) -> torch.Tensor | None:
+        path = self._path(name, network)
+        if path is None or not path.is_file():
+            return None
+        try:
+            layers = torch.from_numpy(np.load(path))
+        except (OSError, ValueError):  # unreadable: computed again (and written anew)
+            return None
+        self.loaded += 1
+        return layers
+
+    def _save(self, name: bytes, layers: torch.Tensor, network) -> None:
+        path = self._path(name, network)
+        if path is None:
+            return
+        temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.save(temporary, layers.cpu().float().numpy())
+            os.replace(temporary, path)
+        except OSError:  # a full or read-only disk, or not a folder: kept in memory only, as without a folder
+            if temporary.is_file():
+                temporary.unlink()
+            self.folder = None
