@@ -18,7 +18,7 @@ from conftest import REPO, run_without_hf_lineage
 SHARED = {"configuration_lineage_utils.py", "modeling_lineage_utils.py", "card_lineage_utils.py",
           "pruning_lineage_utils.py", "loss_lineage_utils.py", "cache_lineage_utils.py", "heads_lineage_utils.py",
           "modeling_lineage_static.py", "modeling_lineage_intent_and_slots.py",
-          "pipeline_lineage_question_answering.py"}
+          "pipeline_lineage_question_answering.py", "feature_memo_lineage_utils.py"}
 # Only the Transformers attend.
 EXTRA = {"bert": {"attention_lineage_utils.py"}, "gpt": {"attention_lineage_utils.py"}}
 # Shipped beside a tokenizer, not a model (tests/test_elmo_fast_tokenizer.py loads it from a folder).
