@@ -67,7 +67,7 @@ class LayersMemo:
         lengths = lengths.tolist()
         names = [b"".join(key[row, :n].cpu().numpy().tobytes() for key in keys) + n.to_bytes(4, "little")
                  for row, n in enumerate(lengths)]
-        found = {}  # row -> (L + 1, length, C) for the rows not in memory
+        found = {}  # sentence key -> (L + 1, length, C) read from the folder or computed here (None: neither yet)
         for row, name in enumerate(names):
             if name not in self.rows and name not in found:
                 found[name] = self._load(name, network)
