@@ -318,9 +318,9 @@ def shared_window_reference(syn0, syn1neg, context, outputs, table, alpha):
 
 
 def cbow_step_reference(syn1neg, h, outputs, table, alpha):
-    """CBOW's negative-sampling step as ``negative_sampling_kernel`` takes it: the hidden vector ``h`` against the outputs (centre
-    word first, label 1, then the noise words, label 0), gradients and the returned input error from the output
-    vectors before the step, then every output (a repeated one twice) moved by its gradient times ``h``."""
+    """CBOW's negative-sampling step as ``negative_sampling_kernel`` takes it: the hidden vector ``h`` against the
+    outputs (centre word first, label 1, then the noise words, label 0), gradients and the returned input error from
+    the output vectors before the step, then every output (a repeated one twice) moved by its gradient times ``h``."""
     outs = syn1neg[outputs].copy()
     f = outs @ h
     labels = np.zeros(len(outputs), dtype=np.float32)
@@ -336,8 +336,8 @@ def reference_train(corpus, starts, syn0, syn1neg, syn1, keep, noise, tree, tabl
                     shared=False, cbow_step=False):
     """word2vec.c's TrainModelThread as a plain Python loop over one job, with the kernel's random numbers;
     ``shared``: skip-gram's negative sampling as pWord2Vec's matrix products, noise words drawn once per window;
-    ``cbow_step``: CBOW's negative sampling as ``negative_sampling_kernel`` does it (every output's gradient and the input error
-    from the output vectors before the step; ``cbow_step_reference``)."""
+    ``cbow_step``: CBOW's negative sampling as ``negative_sampling_kernel`` does it (every output's gradient and the
+    input error from the output vectors before the step; ``cbow_step_reference``)."""
     ids, alias, thresholds = noise
     state = (seed | 1) & M64
     for _ in range(4):

@@ -125,7 +125,8 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate, "max_epochs": epochs,
             # The frozen network's passes: sentences computed once and read back after (None: no memo).
-            "frozen_layers": {name: metrics[f"frozen_layers_{name}"] for name in ("computed", "loaded", "reused", "bytes")}
+            "frozen_layers": {name: metrics[f"frozen_layers_{name}"]
+                              for name in ("computed", "loaded", "reused", "bytes")}
             if "frozen_layers_computed" in metrics else None,
             # Its best evaluation was its last: early stopping never ended it, the epoch cap did, and more training
             # might still have helped. Reported (results.json "capped"), not hidden.
