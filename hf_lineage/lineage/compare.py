@@ -74,11 +74,9 @@ def compare(folders: list, output_dir) -> Path:
              "the checkpoints (their size, data and budget), not with the scoring.", ""]
 
     lines += ["## Runs", ""]
-    families = sorted({family for results in runs for family in results["pretraining"]},
-                      key=lambda family: min(list(results["pretraining"]).index(family) for results in runs
-                                             if family in results["pretraining"]))
+    families = _union([list(results["pretraining"]) for results in runs])
     rows = []
-    for name, folder, results in zip(names, folders, runs):
+    for name, results in zip(names, runs):
         rows.append([name, f"`{results.get('command', '?')}`", str(results.get("seeds")),
                      *[_checkpoint(results["pretraining"].get(family)) for family in families]])
     lines += _table(["run", "command", "seeds", *families], rows) + [
@@ -154,8 +152,4 @@ def _checkpoint(record) -> str:
 
 def _union(lists: list[list]) -> list:
     """The items of every list, in first-seen order."""
-    seen = {}
-    for items in lists:
-        for item in items:
-            seen.setdefault(item, None)
-    return list(seen)
+    return list(dict.fromkeys(item for items in lists for item in items))

@@ -65,7 +65,8 @@ class LayersMemo:
         if not torch.equal(mask, positions[None, :] < lengths[:, None]):  # left padding: not kept
             return tuple(compute(torch.arange(mask.shape[0], device=mask.device)))
         lengths = lengths.tolist()
-        names = [b"".join(key[row, :n].cpu().numpy().tobytes() for key in keys) + n.to_bytes(4, "little")
+        keys = [key.cpu().numpy() for key in keys]  # one copy off the device per batch, not one a row
+        names = [b"".join(key[row, :n].tobytes() for key in keys) + n.to_bytes(4, "little")
                  for row, n in enumerate(lengths)]
         found = {}  # sentence key -> (L + 1, length, C) read from the folder or computed here (None: neither yet)
         for row, name in enumerate(names):

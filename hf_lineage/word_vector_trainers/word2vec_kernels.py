@@ -150,10 +150,12 @@ def _subsample(corpus, starts, s, keep, state, sentence):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _window_shrink(state, window):
-    """(b, state): the window of a centre word is shrunk by b ~ U{0 .. window-1} on each side."""
+def _window(state, window, i, n):
+    """(lo, hi, state): centre word ``i``'s window in a sentence of ``n`` kept words, ``lo .. hi - 1`` (``i``
+    included), shrunk by b ~ U{0 .. window-1} on each side."""
     state = _next(state)
-    return int(((state * _MULT) >> _U32) % np.uint64(window)), state
+    b = int(((state * _MULT) >> _U32) % np.uint64(window))
+    return max(0, i - window + b), min(n, i + window + 1 - b), state
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -320,8 +322,7 @@ def train_sentences(corpus, starts, first, last, syn0, syn1neg, syn1, keep, nois
         raw += starts[s + 1] - starts[s]
         effective += n
         for i in range(n):
-            b, state = _window_shrink(state, window)  # 2. dynamic window
-            lo, hi = max(0, i - window + b), min(n, i + window + 1 - b)
+            lo, hi, state = _window(state, window, i, n)  # 2. dynamic window
             centre = sentence[i]
             if skipgram and shared:
                 # 3'. pWord2Vec: the window's context words against the centre word and shared noise words
@@ -432,6 +433,19 @@ def _cbow_step(syn0, syn1neg, sentence, lo, hi, i, outs, m, alpha, h, neu1e, gra
                 syn0[row, k] += neu1e[k]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _draw_centre(i, n, sentence, state, window, negative, noise_ids, noise_alias, noise_thresholds, outs, syn1neg,
+                 d):
+    """Centre word ``i``'s window and, when it has context, its outputs (``_draw_outputs``, into ``outs``, their
+    rows prefetched): (lo, hi, the number of outputs, the generator state)."""
+    lo, hi, state = _window(state, window, i, n)
+    m = 0
+    if hi - lo > 1:
+        m, state = _draw_outputs(sentence[i], state, negative, noise_ids, noise_alias, noise_thresholds, outs,
+                                 syn1neg, d)
+    return lo, hi, m, state
+
+
 _NEGATIVE_SAMPLING_KERNELS: dict = {}
 
 
@@ -481,25 +495,19 @@ def negative_sampling_kernel(d: int, skipgram: bool):
             effective += n
             # The draws for centre word i + 1 are made before centre word i trains: the same draws in the same
             # order as train_sentences (window, then outputs when the window has context), only earlier.
-            next_b, next_m = 0, 0
+            next_lo, next_hi, next_m = 0, 0, 0
             if n > 0:
-                next_b, state = _window_shrink(state, window)
-                if min(n, window + 1 - next_b) > 1:
-                    next_m, state = _draw_outputs(sentence[0], state, negative, noise_ids, noise_alias,
-                                                  noise_thresholds, ahead, syn1neg, D)
+                next_lo, next_hi, next_m, state = _draw_centre(0, n, sentence, state, window, negative, noise_ids,
+                                                               noise_alias, noise_thresholds, ahead, syn1neg, D)
             for i in range(n):
-                b, m = next_b, next_m
+                lo, hi, m = next_lo, next_hi, next_m
                 for t in range(m):
                     outs[t] = ahead[t]
                 if i + 1 < n:
-                    next_b, state = _window_shrink(state, window)
-                    if min(n, i + window + 2 - next_b) - max(0, i + 1 - window + next_b) > 1:
-                        next_m, state = _draw_outputs(sentence[i + 1], state, negative, noise_ids, noise_alias,
-                                                      noise_thresholds, ahead, syn1neg, D)
-                    entering = i + 1 + window - next_b  # the input row that joins the next window
-                    if entering < n:
-                        _prefetch_row(syn0, sentence[entering], D)
-                lo, hi = max(0, i - window + b), min(n, i + window + 1 - b)
+                    next_lo, next_hi, next_m, state = _draw_centre(i + 1, n, sentence, state, window, negative,
+                                                                   noise_ids, noise_alias, noise_thresholds, ahead,
+                                                                   syn1neg, D)
+                    _prefetch_row(syn0, sentence[next_hi - 1], D)  # the input row that joins the next window
                 if hi - lo <= 1:
                     continue
                 if SKIPGRAM:
