@@ -216,6 +216,32 @@ def test_a_rerun_reuses_every_finished_stage(full_run):
     assert [c["score"] for c in again["finetuning"]] == [c["score"] for c in results["finetuning"]]
 
 
+def test_cells_of_a_few_hundred_examples_train_on_batches_grouped_by_length(full_run, tmp_path):
+    """Issue 60: a cell whose training set spans at least two of transformers' length-grouping mega-batches draws
+    its batches grouped by length (random mega-batches sorted by length), so an LSTM runs the time steps its
+    batch's longest sentence needs, not the longest of 32 random sentences (the default run's ELMo cells took 40-50 %
+    less time); a smaller set, where a mega-batch would be one batch, keeps random batches. Every cell's Trainer got
+    the choice (its saved training arguments), and the predictions stay in the input's order (RecipeTrainerMixin),
+    which the scores above depend on."""
+    import torch
+
+    from hf_lineage.lineage.finetuning import sampling_strategy
+    from hf_lineage.lineage.settings import SCALES
+
+    scale = SCALES["tiny"]
+    sizes = {}
+    for examples in (8 * scale.finetune_batch_size - 1, 8 * scale.finetune_batch_size, 1000):
+        path = tmp_path / f"{examples}.jsonl"
+        path.write_text("{}\n" * examples)
+        sizes[examples] = sampling_strategy(str(path), scale)
+    assert list(sizes.values()) == ["random", "group_by_length", "group_by_length"]
+    out, _, results = full_run
+    saved = sorted((out / "stages").glob("*/model/training_args.bin"))
+    assert len(saved) >= len(results["finetuning"])  # a learning-rate sweep trains more than once a cell
+    # The test run's 48 examples: random batches, as the learning curves' 100 do in the default run.
+    assert {torch.load(path, weights_only=False).train_sampling_strategy for path in saved} == {"random"}
+
+
 def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_reuses_them(tmp_path, capsys,
                                                                                               monkeypatch):
     import dataclasses
