@@ -48,8 +48,13 @@ def test_each_sentence_runs_once_whatever_batch_or_padding_it_comes_in():
     for got, want in zip(out, expected(ids, mask)):
         assert got.shape == (4, 7, WIDTH)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
-    assert memo.summary() == {"sentences_kept": 3, "bytes": 4 * LAYERS * WIDTH * (3 + 5 + 2), "computed": 4,
-                              "loaded": 0, "reused": 2}
+    summary = memo.summary()
+    assert {k: summary[k] for k in ("sentences_kept", "bytes", "computed", "loaded", "reused", "bytes_written")} == {
+        "sentences_kept": 3, "bytes": 4 * LAYERS * WIDTH * (3 + 5 + 2), "computed": 4, "loaded": 0, "reused": 2,
+        "bytes_written": 0}
+    # The time it spared: the 2 sentences read back, at the mean network time of the 4 it computed.
+    assert summary["compute_seconds"] > 0 and summary["load_seconds"] == 0
+    assert summary["saved_seconds"] == pytest.approx(2 * summary["compute_seconds"] / 4, abs=2e-3)
 
 
 def test_token_types_are_part_of_a_sentence():
@@ -140,12 +145,17 @@ def test_a_folder_keeps_the_layers_for_another_run_on_the_same_weights_only(tmp_
         first = model(input_ids=ids, attention_mask=mask).logits
         assert model.frozen_layers_memo.summary()["computed"] == 2
         assert len(list(tmp_path.glob("*/*.npy"))) == 2 and not list(tmp_path.glob("*/*.tmp.npy"))
+        assert model.frozen_layers_memo.summary()["bytes_written"] == sum(
+            path.stat().st_size for path in tmp_path.glob("*/*.npy"))
         model.remember_frozen_layers(folder=tmp_path)  # a fresh memo: nothing in memory
         runs = []
         handle = model.base_model.register_forward_hook(lambda *args: runs.append(1))
         again = model(input_ids=ids, attention_mask=mask).logits
         handle.remove()
-        assert runs == [] and model.frozen_layers_memo.summary()["loaded"] == 2
+        summary = model.frozen_layers_memo.summary()
+        assert runs == [] and summary["loaded"] == 2 and summary["computed"] == 0
+        # What the folder's 2 sentences cost the first memo prices what they spared this one (forward_seconds.json)
+        assert summary["saved_seconds"] is not None and summary["load_seconds"] > 0
         torch.testing.assert_close(again, first, rtol=0, atol=0)
         model.base_model.embeddings.word_embeddings.weight.add_(0.5)  # other weights: not the stored layers
         model.remember_frozen_layers(folder=tmp_path)

@@ -203,6 +203,11 @@ def test_the_report_shows_the_tables_claims_and_plots_with_the_results_numbers(f
     gpt = results["zero_shot"]["order_pairs"]["systems"]["gpt"]
     assert rows["gpt"].rstrip(" |").endswith(f"{gpt['score']:.3f} [{gpt['interval'][0]:.3f}, {gpt['interval'][1]:.3f}]")
     assert "## What each language model knows of grammar (zero-shot)" in report and "*BLiMP published:* GPT-2" in report
+    # The frozen layers' memo (ELMo's frozen cells): computed once, read back, written for later runs, in the timing
+    # paragraph with the time it spared.
+    memo = results["frozen_layers_memo"]
+    assert memo["computed"] > 0 and memo["reused"] > memo["computed"] and memo["bytes_written"] > 0
+    assert memo["saved_seconds"] > 0 and f"{memo['computed']:,} sentences run through a frozen network" in report
 
 
 def test_a_rerun_reuses_every_finished_stage(full_run):

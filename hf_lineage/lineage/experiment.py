@@ -44,6 +44,7 @@ from .finetuning import (
     cell_learning_rate,
     cell_variants,
     finetune,
+    memo_totals,
     pretrained_variant,
     small_set_updates,
     sweeps_learning_rate,
@@ -215,11 +216,14 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         results["plots"] = plots.write_plots(results, out)
         clock["scores, claims and report"] = time.time() - begun
         results["time_split"] = {name: round(seconds, 1) for name, seconds in clock.items()}
+        results["frozen_layers_memo"] = memo_totals(finetuning)
         results["seconds_total"] = round(time.time() - started, 1)  # this invocation
         report.write_report(results, out)
         partial = out / "results.json.partial"
         partial.write_text(json.dumps(results, indent=2))
         partial.rename(out / "results.json")
+        if results["frozen_layers_memo"]:
+            stages.print(report.memo_sentence(results["frozen_layers_memo"]))
         stages.print(f"finished in {results['seconds_total']:.0f} s: {out / 'report.md'}")
     stages.state.wait_for_everyone()
     return results

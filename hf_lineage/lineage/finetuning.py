@@ -125,8 +125,9 @@ def finetune(family: str, task: str, variant: str, pretrained: Path, data: dict,
             "best_epoch": best["epoch"] if best else None, "dev_score": best["score"] if best else None,
             "dev_curve": dev_curve, "learning_rate": training_args.learning_rate, "max_epochs": epochs,
             # The frozen network's passes: sentences computed once and read back after (None: no memo).
-            "frozen_layers": {name: metrics[f"frozen_layers_{name}"]
-                              for name in ("computed", "loaded", "reused", "bytes")}
+            "frozen_layers": {name: metrics.get(f"frozen_layers_{name}")
+                              for name in ("computed", "loaded", "reused", "bytes", "bytes_written", "compute_seconds",
+                                           "load_seconds", "saved_seconds")}
             if "frozen_layers_computed" in metrics else None,
             # Its best evaluation was its last: early stopping never ended it, the epoch cap did, and more training
             # might still have helped. Reported (results.json "capped"), not hidden.
@@ -223,6 +224,23 @@ def sampling_strategy(train_file: str, scale: Scale) -> str:
     cells 40-50 %; docs/lineage.md, "Wall time"), as AllenNLP's bucket iterator did for ELMo's own task models.
     Below that a mega-batch is one batch and grouping changes nothing but the random stream: ``random``, as before."""
     return "group_by_length" if examples_in(train_file) >= GROUPED_BATCHES * scale.finetune_batch_size else "random"
+
+
+def memo_totals(finetuning: list) -> dict | None:
+    """The frozen layers' memo over the cells this invocation ran (reused cells count nothing): sentences the frozen
+    networks computed, read from ``$HF_LINEAGE_CACHE/frozen-layers`` and reused from memory, bytes written there, the
+    seconds spent in the networks and reading the folder, and the network seconds it spared (each run's own
+    estimate, ``LayersMemo.summary``; None where no run could price it). None when no cell kept a memo."""
+    runs = [run for cell in finetuning if not cell.get("reused") for run in cell.get("frozen_layers") or []
+            if run and (run.get("computed") or run.get("loaded"))]  # a table look-up's memo never runs
+    if not runs:
+        return None
+    totals = {name: sum(run.get(name) or 0 for run in runs)
+              for name in ("computed", "loaded", "reused", "bytes_written", "compute_seconds", "load_seconds")}
+    priced = [run["saved_seconds"] for run in runs if run.get("saved_seconds") is not None]
+    totals["saved_seconds"] = sum(priced) if priced else None
+    return {"runs": len(runs), **{name: round(value, 1) if isinstance(value, float) else value
+                                  for name, value in totals.items()}}
 
 
 def small_set_updates(scale: Scale) -> int:

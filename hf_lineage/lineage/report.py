@@ -210,8 +210,24 @@ def _time_split(results):
     total = sum(split.values())
     if not total:
         return []
-    return ["", "Where this invocation's time went (reused stages count nothing): " + ", ".join(
+    lines = ["", "Where this invocation's time went (reused stages count nothing): " + ", ".join(
         f"{name} {seconds:,.0f} s ({100 * seconds / total:.0f} %)" for name, seconds in split.items()) + "."]
+    if results.get("frozen_layers_memo"):
+        lines += ["", memo_sentence(results["frozen_layers_memo"])]
+    return lines
+
+
+def memo_sentence(memo: dict) -> str:
+    """The frozen layers' memo in one sentence (the run's log and the report's timing paragraph)."""
+    saved = memo.get("saved_seconds")
+    return (f"The frozen layers' memo (`--no-frozen-feature-memo` turns it off), over {memo['runs']} frozen run(s): "
+            f"{memo['computed']:,} sentences run through a frozen network ({memo['compute_seconds']:,.0f} s), "
+            f"{memo['loaded']:,} read from the cache folder ({memo['load_seconds']:,.0f} s), {memo['reused']:,} read "
+            f"back from memory; {memo['bytes_written'] / 2**20:,.1f} MiB written to "
+            "`$HF_LINEAGE_CACHE/frozen-layers/`; "
+            + (f"about {saved:,.0f} s of forward passes spared (each sentence read back priced at its network's "
+               "measured time per computed sentence)." if saved is not None
+               else "the time spared is not known (no run computed a sentence to price it)."))
 
 
 def _summary(results):

@@ -11,6 +11,8 @@ Kept in memory (``max_bytes`` at most; past it a sentence is computed every time
 hash of the frozen network's class and weights. So another seed, a rerun or another run on the same checkpoint reads
 the layers back instead of computing them, and a changed checkpoint (another fingerprint) never reads stale ones.
 Files are written whole (a temporary name, then renamed), so processes sharing the folder never read half a file.
+Beside them ``forward_seconds.json`` records what computing them cost (sentences, seconds), so that a later run that
+only reads them can still say what they spared it (``summary``'s ``saved_seconds``).
 
 A sentence is keyed by what the network reads of it (its ids, and its token types or character ids where given) up
 to its length, so the same sentence padded to another length in another batch is found. Rows padded on the left
@@ -23,7 +25,9 @@ that a frozen head's scores stay the same).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +57,9 @@ class LayersMemo:
         self.computed = 0  # sentences the network ran on
         self.loaded = 0  # sentences read from the folder
         self.reused = 0  # sentences read back from memory
+        self.compute_seconds = 0.0  # in the network, for the computed sentences
+        self.load_seconds = 0.0  # reading the folder's files
+        self.bytes_written = 0  # into the folder
 
     def layers(self, compute, mask: torch.Tensor, keys: list[torch.Tensor], network=None) -> tuple[torch.Tensor, ...]:
         """The L + 1 layers, each (B, T, C), zeros past each sentence's end, for a batch whose (B, T) bool ``mask``
@@ -74,13 +81,16 @@ class LayersMemo:
                 found[name] = self._load(name, network)
         missing = [row for row, name in enumerate(names) if name not in self.rows and found.get(name) is None]
         if missing:
+            started = time.perf_counter()
             computed = compute(torch.tensor(missing, device=mask.device))
+            self.compute_seconds += time.perf_counter() - started
             stacked = torch.stack([layer.detach() for layer in computed])  # (L + 1, len(missing), T, C)
             for position, row in enumerate(missing):
                 if found.get(names[row]) is None:  # a sentence twice in one batch: saved once
                     found[names[row]] = stacked[:, position, :lengths[row]].clone()
                     self._save(names[row], found[names[row]], network)
             self.computed += len(missing)
+            self._record_price(network)
         self.reused += sum(name in self.rows for name in names)
         out = None
         for row, name in enumerate(names):
@@ -94,8 +104,15 @@ class LayersMemo:
         return tuple(out.unbind(0))
 
     def summary(self) -> dict:
+        """What it kept and did; ``saved_seconds``: the network time it spared, each sentence read back (from memory
+        or the folder) priced at this memo's own mean seconds per computed sentence, less the time spent reading
+        the folder (when it computed nothing: at the price the folder records; None without one)."""
+        per_sentence = self.compute_seconds / self.computed if self.computed else self._recorded_price()
+        saved = None if per_sentence is None else (self.reused + self.loaded) * per_sentence - self.load_seconds
         return {"sentences_kept": len(self.rows), "bytes": self.bytes, "computed": self.computed,
-                "loaded": self.loaded, "reused": self.reused}
+                "loaded": self.loaded, "reused": self.reused, "compute_seconds": round(self.compute_seconds, 6),
+                "load_seconds": round(self.load_seconds, 6), "bytes_written": self.bytes_written,
+                "saved_seconds": None if saved is None else round(saved, 6)}
 
     def _keep(self, name: bytes, layers: torch.Tensor) -> None:
         size = layers.numel() * layers.element_size()
@@ -110,14 +127,43 @@ class LayersMemo:
             self.fingerprint = network_fingerprint(network)
         return self.folder / self.fingerprint / f"{hashlib.blake2b(name, digest_size=20).hexdigest()}.npy"
 
+    def _price_path(self) -> Path | None:
+        return None if self.folder is None or self.fingerprint is None else (
+            self.folder / self.fingerprint / "forward_seconds.json")
+
+    def _record_price(self, network) -> None:
+        """This memo's own forward time per sentence, for runs that will read the folder instead of computing."""
+        self._path(b"", network)  # takes the fingerprint
+        path = self._price_path()
+        if path is None:
+            return
+        temporary = path.with_name(f"forward_seconds.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps({"sentences": self.computed, "seconds": self.compute_seconds}))
+            os.replace(temporary, path)
+        except OSError:
+            pass  # only the saved-time estimate of a later run is lost
+
+    def _recorded_price(self) -> float | None:
+        path = self._price_path()
+        try:
+            record = json.loads(path.read_text()) if path is not None else None
+        except (OSError, ValueError):
+            return None
+        return record["seconds"] / record["sentences"] if record and record.get("sentences") else None
+
     def _load(self, name: bytes, network) -> torch.Tensor | None:
         path = self._path(name, network)
         if path is None or not path.is_file():
             return None
+        started = time.perf_counter()
         try:
             layers = torch.from_numpy(np.load(path))
         except (OSError, ValueError):  # unreadable: computed again (and written anew)
             return None
+        finally:
+            self.load_seconds += time.perf_counter() - started
         self.loaded += 1
         return layers
 
@@ -130,6 +176,7 @@ class LayersMemo:
             path.parent.mkdir(parents=True, exist_ok=True)
             np.save(temporary, layers.cpu().float().numpy())
             os.replace(temporary, path)
+            self.bytes_written += path.stat().st_size
         except OSError:  # a full or read-only disk, or not a folder: kept in memory only, as without a folder
             if temporary.is_file():
                 temporary.unlink()

@@ -370,9 +370,6 @@ def train_evaluate_predict(trainer, encoded: dict, write_predictions=None, save_
     if training_args.do_train:
         outcome = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
         metrics = dict(outcome.metrics, train_samples=len(train_dataset), **parameter_counts(trainer.model))
-        memo = getattr(trainer.model, "frozen_layers_memo", None)  # --cache_frozen_features: what it kept and saved
-        if memo is not None:
-            metrics.update({f"frozen_layers_{name}": value for name, value in memo.summary().items()})
         trainer.save_model()  # the model and its tokenizer (processing_class)
         for subfolder, tokenizer in save_tokenizers:
             if trainer.is_world_process_zero():
@@ -392,6 +389,12 @@ def train_evaluate_predict(trainer, encoded: dict, write_predictions=None, save_
         metrics["predict_samples"] = len(test_dataset)
         trainer.log_metrics("predict", metrics)
         trainer.save_metrics("predict", metrics)
+        results.update(metrics)
+    memo = getattr(trainer.model, "frozen_layers_memo", None)  # --cache_frozen_features: what it kept and saved
+    if memo is not None:  # after prediction: the whole run's sentences (frozen_layers_results.json)
+        metrics = {f"frozen_layers_{name}": value for name, value in memo.summary().items() if value is not None}
+        trainer.log_metrics("frozen_layers", metrics)
+        trainer.save_metrics("frozen_layers", metrics)
         results.update(metrics)
     trainer.create_model_card()
     if training_args.push_to_hub:
