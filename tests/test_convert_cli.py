@@ -131,7 +131,7 @@ def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release
     use_hub_cache(monkeypatch, hub)
     for save in (save_bert_standin, save_gpt_standin, save_word2vec_standin, save_glove_standin):
         save(hub)
-    save_elmo_standin(offline, "small")
+    save_elmo_standin(offline, "original")  # the standard set's ELMo: the paper's size
     out = tmp_path / "report"
     argv = ["lineage", "--output-dir", str(out), "--families", "word2vec", "glove", "elmo", "gpt", "bert",
             "--checkpoints", "published", *QUICK]

@@ -202,3 +202,10 @@ def test_the_plan_says_what_the_zero_shot_stage_will_score():
     assert "zero-shot: order_pairs validation and 20 BLiMP pairs per paradigm" in plan(["labeling", "order_pairs"], None)
     assert "zero-shot: 5 BLiMP pairs per paradigm scored" in plan(["labeling"], 5)
     assert "zero-shot" not in plan(["labeling"], 0)
+    # A large checkpoint on a CPU (frozen only) is left out of the zero-shot stage: the plan names the language
+    # models among them (word vectors have no sentence probability to leave out).
+    args = SimpleNamespace(blimp_pairs=None, precision_note=None)
+    large = plan_message(["word2vec", "gpt", "bert"], ["labeling"], [], 0, ["word2vec", "gpt", "bert"], True, args,
+                         None)
+    assert "not by gpt, bert (over 50 M parameters on a CPU; `hf-lineage evaluate minimal-pairs` scores them)" in large
+    assert "zero-shot" in plan(["labeling"], None) and "not by" not in plan(["labeling"], None)

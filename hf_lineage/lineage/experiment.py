@@ -406,6 +406,13 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
             [f"{blimp_pairs(args)} BLiMP pairs per paradigm"] if blimp_pairs(args) else [])
         message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram "
                     "(under a minute on the shipped checkpoints)")
+        from ..registry import FAMILIES
+
+        # zero_shot_stage leaves them out: their PLL and forward passes would take most of an hour here.
+        unscored = [f for f in frozen_only if not FAMILIES[library_family(f)].word_vectors]
+        if unscored:
+            message += (f", not by {', '.join(unscored)} (over {LARGE_CHECKPOINT_ON_CPU // 1_000_000} M parameters "
+                        "on a CPU; `hf-lineage evaluate minimal-pairs` scores them)")
     if args.precision_note:
         message += f"; precision: {args.precision_note}"
     if minutes is not None and not pretraining_anew:

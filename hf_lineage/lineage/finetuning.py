@@ -220,7 +220,7 @@ def sampling_strategy(train_file: str, scale: Scale) -> str:
     """How a cell draws its training batches. ``group_by_length`` (transformers' ``LengthGroupedSampler``: random
     mega-batches of ``len // (4 × batch)`` batches, at most 50, each sorted by length) when the set holds at least
     ``GROUPED_BATCHES`` batches, so that a mega-batch spans two or more: a BiLSTM runs as many time steps as its
-    batch's longest sentence, and grouped batches cut the default run's fine-tuning from 982 to 709 s (ELMo's
+    batch's longest sentence, and grouped batches cut the default run's fine-tuning from 982 to 685 s (ELMo's
     cells 40-50 %; docs/lineage.md, "Wall time"), as AllenNLP's bucket iterator did for ELMo's own task models.
     Below that a mega-batch is one batch and grouping changes nothing but the random stream: ``random``, as before."""
     return "group_by_length" if examples_in(train_file) >= GROUPED_BATCHES * scale.finetune_batch_size else "random"
