@@ -155,9 +155,8 @@ def save_glove(hub: Path) -> None:
     with zipfile.ZipFile(snapshot / "glove.6B.zip", "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         with archive.open("glove.6B.300d.txt", "w", force_zip64=True) as member:
             for start in range(0, GLOVE_WORDS, 10_000):
-                block = rows[start:start + 10_000]
-                text = np.char.add(np.array(words[start:start + 10_000], dtype=object).astype(str), " ")
-                lines = [word + " ".join(f"{v:.6g}" for v in row) + "\n" for word, row in zip(text, block.tolist())]
+                lines = [word + " " + " ".join(f"{v:.6g}" for v in row) + "\n"  # Stanford's ~6 significant digits
+                         for word, row in zip(words[start:start + 10_000], rows[start:start + 10_000].tolist())]
                 member.write("".join(lines).encode())
 
 
