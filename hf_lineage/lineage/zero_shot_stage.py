@@ -25,14 +25,14 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from ..minimal_pairs.model_specs import DEFAULT_NGRAM_ORDER, NGRAM
 from .settings import BLIMP_SAMPLE_PAIRS, family_label
 
 ORDER_TASK = "order_pairs"
 # The pairs per paradigm the grammar section scores by default: all of the embedded sample's (docs/lineage.md, "Wall
 # time", for what the stage costs).
 BLIMP_PAIRS = BLIMP_SAMPLE_PAIRS
-NGRAM = "kneser-ney"
-NGRAM_LABEL = "Kneser-Ney 5-gram"
+NGRAM_LABEL = f"Kneser-Ney {DEFAULT_NGRAM_ORDER}-gram"
 # The scoring each kind of model is judged by in the table's main column and in the claim, chosen by the method's
 # merits and not by which scores higher: a causal LM's and the n-gram's sum of log-probabilities, ELMo's two
 # directions summed (the whole biLM), BERT's PLL-word-l2r (Kauf & Ivanova 2023: plain PLL scores a word split into
@@ -143,7 +143,7 @@ def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped,
     from .statistics import seed_and_unit_interval
 
     specs = [resolve_model(f"{family}={folder}") for family, folder in models.items()]
-    specs.append(resolve_model(f"{NGRAM}=kneser-ney:5", ngram_train_files=ngram_files))
+    specs.append(resolve_model(f"{NGRAM}={NGRAM}:{DEFAULT_NGRAM_ORDER}", ngram_train_files=ngram_files))
     blimp = read_pairs(sample, limit=n) if sample else []
     order = order_pairs_as_minimal_pairs(order_file) if order_file else []
     evaluated = evaluate_models(specs, blimp + order, device=device, ngram_train_files=ngram_files, resamples=0,
