@@ -193,14 +193,9 @@ def machine() -> str:
 
     import torch
 
-    model = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from ..precision import cpu_name
+
+    model = cpu_name()
     threads = torch.get_num_threads()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{platform.machine()}, {model}, {threads} torch thread(s), {gpu}, torch {torch.__version__}"

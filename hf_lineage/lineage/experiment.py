@@ -90,8 +90,11 @@ from .stages import Stages, process_state
 def machine() -> str:
     import torch
 
+    from ..precision import cpu_name
+
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, {device}, torch {torch.__version__}, "
+    # The CPU's model too: a run's wall time means little without it (machines here differ up to 2x).
+    return (f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, {device}, torch {torch.__version__}, "
             f"{int(os.environ.get('WORLD_SIZE', '1'))} process(es)")
 
 
