@@ -43,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hf_lineage.precision import cpu_name
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "hf_lineage" / "samples" / "lineage" / "corpus.train.txt"
 FAMILIES = ["nnlm", "word2vec", "glove", "elmo", "gpt", "bert"]  # the default families, and GloVe beside word2vec
@@ -57,13 +59,6 @@ ELMO_OPTIONS = {
                         "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]}}
     for name, (cells, projection, highways) in {"small": (1024, 128, 1), "original": (4096, 512, 2)}.items()
 }
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
 
 
 def corpus_words(limit: int | None = None) -> list[str]:
@@ -230,7 +225,7 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-STAGE_LINE = re.compile(r"hf-lineage lineage \[\d+/\d+\] (\S+): (running|done in ([\d.]+) s|failed)")
+STAGE_LINE = re.compile(r"hf-lineage lineage \[\d+/\d+\] (\S+): (running|done in ([\d.]+) s|FAILED)")
 
 
 def run_lineage(work: Path, output: str, elmo: str, log_name: str) -> dict:
@@ -268,7 +263,7 @@ def run_lineage(work: Path, output: str, elmo: str, log_name: str) -> dict:
                 else:
                     stages[name] = {"start": running.get(name, now), "end": now,
                                     "seconds": float(match.group(3)) if match.group(3) else None,
-                                    "status": "failed" if what == "failed" else "ok"}
+                                    "status": "failed" if what == "FAILED" else "ok"}
     code = process.wait()
     done.set()
     sampler.join()
@@ -301,8 +296,8 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    print(f"[bench] CPU: {cpu_model()}, {os.cpu_count()} cores; python {platform.python_version()}", flush=True)
-    summary = {"cpu": cpu_model(), "cores": os.cpu_count(), "elmo": args.elmo, "created": time.strftime("%Y-%m-%d"),
+    print(f"[bench] CPU: {cpu_name()}, {os.cpu_count()} cores; python {platform.python_version()}", flush=True)
+    summary = {"cpu": cpu_name(), "cores": os.cpu_count(), "elmo": args.elmo, "created": time.strftime("%Y-%m-%d"),
                "standin_seconds": build_standins(work, args.elmo), "runs": []}
     for k in range(args.runs):
         summary["runs"].append(run_lineage(work, f"run{k + 1}", args.elmo, f"run{k + 1}.log"))
