@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -245,6 +246,34 @@ def test_cells_of_a_few_hundred_examples_train_on_batches_grouped_by_length(full
     assert len(saved) >= len(results["finetuning"])  # a learning-rate sweep trains more than once a cell
     # The test run's 48 examples: random batches, as the learning curves' 100 do in the default run.
     assert {torch.load(path, weights_only=False).train_sampling_strategy for path in saved} == {"random"}
+
+
+def test_a_cell_of_eight_batches_hands_its_trainer_grouped_batches(tmp_path, monkeypatch):
+    """The plumbing of the test above for a grouped set: ``finetune`` gives the recipe's TrainingArguments
+    ``group_by_length`` for a 256-example training file (the full run's cells are too small to be grouped)."""
+    import dataclasses
+
+    from hf_lineage import checkpoints, tasks
+    from hf_lineage.lineage.finetuning import finetune
+    from hf_lineage.lineage.settings import SCALES, LineageArguments
+
+    scale = SCALES["tiny"]
+    data = {}
+    for split, examples in (("train", 8 * scale.finetune_batch_size), ("dev", 4), ("validation", 4)):
+        data[split] = str(tmp_path / f"{split}.jsonl")
+        Path(data[split]).write_text('{"tokens": ["a"], "tags": ["X"]}\n' * examples)
+    given = []
+
+    def stop(*arguments, callbacks=None):
+        given.extend(arguments)
+        raise RuntimeError("stopped before training")
+
+    recipe = dataclasses.replace(tasks.TASKS["sequence_labeling"], run=stop)
+    monkeypatch.setitem(tasks.TASKS, "sequence_labeling", recipe)
+    with pytest.raises(RuntimeError, match="stopped before training"):
+        finetune("word2vec", "labeling", "frozen", checkpoints.path("word2vec"), data, scale, LineageArguments(),
+                 0, tmp_path / "cell")
+    assert [a.train_sampling_strategy for a in given if hasattr(a, "train_sampling_strategy")] == ["group_by_length"]
 
 
 def test_a_failed_stage_is_reported_and_the_others_continue_then_a_fixed_rerun_reuses_them(tmp_path, capsys,

@@ -120,21 +120,25 @@ class LayersMemo:
             self.rows[name] = layers
             self.bytes += size
 
-    def _path(self, name: bytes, network) -> Path | None:
-        if self.folder is None or network is None:
+    def _subfolder(self, network=None) -> Path | None:
+        """``folder/<fingerprint of network>``, the fingerprint taken at the first call given the network."""
+        if self.folder is None:
             return None
-        if self.fingerprint is None:
+        if self.fingerprint is None and network is not None:
             self.fingerprint = network_fingerprint(network)
-        return self.folder / self.fingerprint / f"{hashlib.blake2b(name, digest_size=20).hexdigest()}.npy"
+        return None if self.fingerprint is None else self.folder / self.fingerprint
 
-    def _price_path(self) -> Path | None:
-        return None if self.folder is None or self.fingerprint is None else (
-            self.folder / self.fingerprint / "forward_seconds.json")
+    def _path(self, name: bytes, network) -> Path | None:
+        subfolder = self._subfolder(network)
+        return None if subfolder is None else subfolder / f"{hashlib.blake2b(name, digest_size=20).hexdigest()}.npy"
+
+    def _price_path(self, network=None) -> Path | None:
+        subfolder = self._subfolder(network)
+        return None if subfolder is None else subfolder / "forward_seconds.json"
 
     def _record_price(self, network) -> None:
         """This memo's own forward time per sentence, for runs that will read the folder instead of computing."""
-        self._path(b"", network)  # takes the fingerprint
-        path = self._price_path()
+        path = self._price_path(network)
         if path is None:
             return
         temporary = path.with_name(f"forward_seconds.{os.getpid()}.tmp")
