@@ -115,6 +115,22 @@ def test_card_and_record_name_source_license_citation_and_words(small):
     assert not [p.name for p in small.parent.iterdir() if p.name != small.name]  # no staging folder left
 
 
+def test_a_release_without_its_softmax_is_listed_unscored_by_zero_shot_scoring(small):
+    # Its language models' output layer would be a new, untrained one: scoring sentences with it would be noise.
+    from hf_lineage.minimal_pairs.model_specs import resolve_model
+    from hf_lineage.minimal_pairs.pairs import MinimalPair
+    from hf_lineage.minimal_pairs.zero_shot import evaluate_models
+
+    assert "without its softmax" in json.loads((small / "pretraining.json").read_text())["no_sentence_probability"]
+    spec = resolve_model(f"elmo={small}")
+    assert spec.kind == "unscored" and not spec.sentence_probability
+    pair = MinimalPair("The cat sleeps .", "The cat sleep .", "uid", "field", "term", "0", "f", 1)
+    evaluated = evaluate_models([spec], [pair], resamples=0)
+    [model] = evaluated["models"]
+    assert not model["sentence_probability"] and not model["systems"] and not evaluated["systems"]
+    assert "without its softmax" in model["notes"][0]
+
+
 def test_folder_loads_with_trust_remote_code_without_hf_lineage(small, tmp_path):
     (rows, expected), = allennlp_batches()[:1]
     np.save(tmp_path / "expected.npy", np.concatenate([e.ravel() for e in expected]))

@@ -3,11 +3,13 @@ sample, the grammar claim and their place in the report. Tiny data; the one test
 NNLM (seconds)."""
 
 import json
+import shutil
 from types import SimpleNamespace
 
 import pytest
 
 from hf_lineage import checkpoints
+from hf_lineage.convert.sources import cache_root
 from hf_lineage.lineage import claims, zero_shot_stage as zero_shot
 from hf_lineage.lineage.cli import arguments_from_namespace, build_parser
 from hf_lineage.lineage.report import write_report
@@ -74,11 +76,31 @@ def test_the_stage_scores_both_pair_sets_and_is_reused(tmp_path):
                                           ngram_files=[str(corpus)])
     assert again["reused"] and again["blimp"]["systems"] == blimp["systems"]  # same spec: the stage's own numbers
     assert "units" not in zero_shot.without_units(first)["order_pairs"]["systems"]["nnlm"]
-    # Computed again (not reused), the same arguments and seed give the same numbers: the n-gram alone here.
-    twice = [zero_shot.score_zero_shot({}, order_file, embedded_sample(), 1, [str(corpus)], seed=3)
-             for _ in range(2)]
-    assert twice[0]["blimp"]["systems"] == twice[1]["blimp"]["systems"]
-    assert twice[0]["order_pairs"]["systems"] == twice[1]["order_pairs"]["systems"]
+    # One job per model and pair set, each a stage of its own; computed again (not reused), the same arguments and
+    # seed give the same numbers.
+    assert sorted(p.name for p in (tmp_path / "out" / "stages").iterdir()) == [
+        "zero-shot-kneser-ney-blimp", "zero-shot-kneser-ney-order_pairs", "zero-shot-nnlm-blimp",
+        "zero-shot-nnlm-order_pairs"]
+    shutil.rmtree(cache_root() / "zero-shot")  # scored again, not read back (see below)
+    rerun = zero_shot.run_zero_shot_stage(Stages(tmp_path / "out", 4, rerun=True), pretraining, task_data, args,
+                                          ngram_files=[str(corpus)])
+    assert not rerun["reused"] and rerun["jobs_from_cache"] == 0 and rerun["blimp"]["systems"] == blimp["systems"]
+    assert rerun["order_pairs"]["systems"] == first["order_pairs"]["systems"]
+    assert rerun["blimp"]["differences"] == blimp["differences"]
+    # Another run folder on the same weights and pairs reads every job from $HF_LINEAGE_CACHE/zero-shot/: the same
+    # numbers, nothing scored; changed pairs are scored afresh.
+    elsewhere = zero_shot.run_zero_shot_stage(Stages(tmp_path / "other", 4, rerun=False), pretraining, task_data,
+                                              args, ngram_files=[str(corpus)])
+    assert elsewhere["jobs_from_cache"] == elsewhere["jobs"] == 4 and not elsewhere["reused"]
+    assert elsewhere["blimp"]["systems"] == blimp["systems"]
+    assert elsewhere["order_pairs"]["systems"] == first["order_pairs"]["systems"]
+    changed = write_order_pairs(tmp_path / "changed.jsonl", ORDER_ROWS[:2])
+    fresh = zero_shot.run_zero_shot_stage(
+        Stages(tmp_path / "third", 4, rerun=False), pretraining,
+        {"order_pairs": {"status": "ok", "files": {"validation": str(changed)}}}, args, ngram_files=[str(corpus)])
+    assert fresh["jobs_from_cache"] == 2 and fresh["order_pairs"]["pairs"] == 2  # the BLiMP jobs only
+    # A model's two pair sets are one model entry, their seconds added.
+    assert [m["label"] for m in first["models"]] == ["nnlm", "word2vec", "kneser-ney"]
     # --blimp-pairs 0 and no order_pairs task: nothing to run.
     assert zero_shot.run_zero_shot_stage(stages, pretraining, {}, SimpleNamespace(blimp_pairs=0, seed=0)) is None
 
@@ -202,10 +224,27 @@ def test_the_plan_says_what_the_zero_shot_stage_will_score():
     assert "zero-shot: order_pairs validation and 20 BLiMP pairs per paradigm" in plan(["labeling", "order_pairs"], None)
     assert "zero-shot: 5 BLiMP pairs per paradigm scored" in plan(["labeling"], 5)
     assert "zero-shot" not in plan(["labeling"], 0)
-    # A large checkpoint on a CPU (frozen only) is left out of the zero-shot stage: the plan names the language
-    # models among them (word vectors have no sentence probability to leave out).
-    args = SimpleNamespace(blimp_pairs=None, precision_note=None)
-    large = plan_message(["word2vec", "gpt", "bert"], ["labeling"], [], 0, ["word2vec", "gpt", "bert"], True, args,
-                         None)
-    assert "not by gpt, bert (over 50 M parameters on a CPU; `hf-lineage evaluate minimal-pairs` scores them)" in large
-    assert "zero-shot" in plan(["labeling"], None) and "not by" not in plan(["labeling"], None)
+    # The zero-shot jobs' estimate, when there is one, is said, and counted with the fine-tuning's.
+    args = SimpleNamespace(blimp_pairs=None, precision_note=None, families=["word2vec", "gpt", "bert"],
+                           checkpoints=None, output_dir="out")
+    large = plan_message(["word2vec", "gpt", "bert"], ["labeling"], [], 0, ["word2vec", "gpt", "bert"], False, args,
+                         (30.0, 40.0), zero_shot_seconds=2400.0)
+    assert "Kneser-Ney 5-gram (about 40 min of one core, in the fine-tuning workers)" in large
+    assert "fine-tuning and zero-shot scoring roughly 30 min to 40 min" in large
+    assert "zero-shot" in plan(["labeling"], None) and "of one core" not in plan(["labeling"], None)
+
+
+def test_the_estimate_of_a_scoring_job_follows_its_method_and_size(tmp_path):
+    """PLL reads a sentence once per token (t copies of t tokens), a causal LM once: at BERT-base's size the BLiMP
+    sample's PLL is about 15 one-thread minutes (measured: 950 s on the 2-core Zen 3), GPT's read a few minutes."""
+    from hf_lineage.minimal_pairs.model_specs import ModelSpec
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    (folder / "pretraining.json").write_text(json.dumps({"parameters": 110_000_000}))
+    masked, causal = (ModelSpec("a", "a", kind, "here", folder=folder) for kind in ("masked", "causal"))
+    pll = zero_shot.scoring_seconds(masked, "blimp", 20, 1000)
+    assert 600 < pll < 1300 and zero_shot.scoring_seconds(causal, "blimp", 20, 1000) < pll / 5
+    # Longer sentences cost PLL the square: order_pairs' 1,000 pairs outweigh the 1,340 BLiMP pairs.
+    assert zero_shot.scoring_seconds(masked, "order_pairs", 20, 1000) > 1.5 * pll
+    assert zero_shot.scoring_seconds(ModelSpec("k", "k", "ngram", "n-gram"), "blimp", 20, 1000) == 5.0

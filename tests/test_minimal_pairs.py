@@ -451,7 +451,8 @@ def test_the_command_on_the_shipped_checkpoints_writes_json_markdown_and_plot(tm
                                "phenomena": ["anaphor_agreement", "island_effects"], "regrouped": {}}
     assert results["published"]["summary"]["GPT-2"]["overall"]["accuracy"] == pytest.approx((0.894 + 0.994) / 2)
     markdown = (out / "minimal_pairs.md").read_text()
-    assert "No sentence probability: **word2vec**" in markdown and "GPT-2 †" in markdown
+    assert ("no accuracy here (none is invented): **word2vec** (static word vectors define no probability of a "
+            "sentence)") in markdown and "GPT-2 †" in markdown
     assert "CC BY 4.0" in markdown and results["command"].startswith("hf-lineage evaluate minimal-pairs --models")
     lines = (out / "pair_scores.jsonl").read_text().splitlines()
     assert len(lines) == 3 and set(json.loads(lines[0])) >= {"UID", "line", "nnlm", "bert (PLL)"}

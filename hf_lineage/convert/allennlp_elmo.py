@@ -246,6 +246,8 @@ def release(sources: list[str], max_vocab: int | None = None):
     words_seen, words_seen_from = TRAINED_ON.get(name, (None, ""))
     return Release(model=model, tokenizer=tokenizer, source=source, license="apache-2.0", citation=CITATION,
                    words_seen=words_seen, words_seen_from=words_seen_from,
+                   no_sentence_probability="an AllenNLP ELMo release holds the biLM without its softmax, so its "
+                   "language models give no probability of a word",
                    notes=NOTES + (VOCABULARY_NOTE if vocab_file is not None else NO_VOCABULARY_NOTE))
 
 

@@ -37,6 +37,9 @@ class Release:
     language: str = "en"
     base_model: str | None = None  # a Hub id, for the card's base_model
     notes: str = ""  # Markdown for the card: what the tokenizer reproduces, what was left out
+    # Why the converted model gives no probability of a sentence although its family does (a release without its
+    # language model's output layer); "" when it does. Kept in pretraining.json: zero-shot scoring reads it.
+    no_sentence_probability: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ def write_release(release: Release, family: str, folder: Path, *, sources: list[
         "words_seen": release.words_seen, "words_seen_from": release.words_seen_from or None,
         "license": release.license, "max_vocab": max_vocab, "parameters": parameters,
         "conversion_seconds": seconds,
+        **({"no_sentence_probability": release.no_sentence_probability} if release.no_sentence_probability else {}),
     }
     (folder / "pretraining.json").write_text(json.dumps(record, indent=2) + "\n")
 

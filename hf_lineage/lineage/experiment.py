@@ -55,7 +55,8 @@ from .probing import probing_wanted, run_probing_stage
 from .zero_shot_stage import (
     ORDER_TASK,
     blimp_pairs,
-    run_zero_shot_stage,
+    estimated_seconds as zero_shot_estimate,
+    plan_zero_shot,
     versus_supervised,
     without_units,
     zero_shot_wanted,
@@ -122,17 +123,21 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     runs_per_cell = sum(len(learning_rates(family, variant, task, scale, size == main_size))
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
-                    + zero_shot_wanted(tasks, args) + runs_per_cell * len(seeds), args.rerun)
+                    + runs_per_cell * len(seeds), args.rerun)
     # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
     from ..registry import FAMILIES
 
     parameters = {} if pretraining_anew else {
         f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
         for f in families}
+    validation = args.task_validation or scale.task_validation or VALIDATION_EXAMPLES
+    zero_shot_seconds = None if pretraining_anew or not zero_shot_wanted(tasks, args) else zero_shot_estimate(
+        {f: shipped_record(f, args.seed, args)["model"] for f in families}, tasks, args, validation)
     stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
                               args, estimate_minutes(cells, len(seeds), parameters, scale, main_size,
-                                                    args.cache_frozen_features)))
-    clock = {"task data and baselines": 0.0, "pretraining": 0.0, "fine-tuning": 0.0}
+                                                    args.cache_frozen_features, zero_shot_seconds or 0.0),
+                              zero_shot_seconds))
+    clock = {"task data and baselines": 0.0, "pretraining": 0.0, FINETUNING_CLOCK: 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
     clock["task data and baselines"] += sum(d["seconds"] or 0 for d in task_data.values() if not d["reused"])
@@ -154,14 +159,16 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         clock["probes"] = 0 if probes["reused"] else probes["seconds"] or 0
     # The n-gram reads the text the families pretrained on: this run's corpus, or for pretrained folders the embedded
     # WikiText-2 sample (the start of the shipped checkpoints' text; the whole of it is not in the package).
-    zero_shot = run_zero_shot_stage(stages, pretraining, task_data, args,
-                                    ngram_files=corpus["train"] if pretraining_anew else None,
-                                    skipped=frozen_only) if zero_shot_wanted(tasks, args) else None
-    if zero_shot is not None:
-        clock["zero-shot"] = 0 if zero_shot["reused"] else zero_shot["seconds"] or 0
+    zero_shot_plan = plan_zero_shot(pretraining, task_data, args, ngram_files=corpus["train"] if pretraining_anew
+                                    else None) if zero_shot_wanted(tasks, args) else None
+    if zero_shot_plan is not None:
+        stages.total += len(zero_shot_plan.jobs)
 
     begun = time.time()
-    runs = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale)
+    # The zero-shot jobs run in the fine-tuning workers: a large model's scoring is one of the run's longest jobs.
+    runs, zero_shot_records = run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale,
+                                                    extra_jobs=zero_shot_plan and zero_shot_plan.weighed_jobs())
+    zero_shot = zero_shot_plan.combine(zero_shot_records) if zero_shot_plan is not None else None
     finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     # A task on which some cell's seeds disagree by more than NOISY_SEED_STD gets seeds up to MORE_SEEDS: its
     # intervals would otherwise rest on three noisy draws.
@@ -176,13 +183,13 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         stages.total += sum(len(learning_rates(f, v, t, scale, n == main_size))
                             for t, f, v, n in noisy_cells) * len(more_seeds)
         runs += run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
-                                      all_seeds=seeds + more_seeds)
+                                      all_seeds=seeds + more_seeds)[0]
         finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     flag_at_majority(finetuning, scored, baseline_rows, args.seed)
     if zero_shot is not None and zero_shot.get("order_pairs"):  # asked directly vs through a trained head
         zero_shot["order_pairs"]["versus_supervised"] = versus_supervised(zero_shot, finetuning, scored, main_size,
                                                                           args.seed)
-    clock["fine-tuning"] += time.time() - begun
+    clock[FINETUNING_CLOCK] += time.time() - begun
 
     begun = time.time()
     results = {
@@ -354,18 +361,20 @@ def diagnose_labeling(data, main_size, scored, baseline_rows, pretraining) -> di
 # layers' memo (the default) one per distinct sentence in all, not one an epoch.
 SMALL_RUN_SECONDS = 17
 FORWARD_SECONDS_PER_TOKEN_PER_PARAMETER = 4.5e-3 / 110e6
+FINETUNING_CLOCK = "fine-tuning and zero-shot"  # one pool runs both: its wall time is theirs together
 TOKENS_PER_EXAMPLE = 30  # a UD EWT sentence in sub-word tokens, roughly (pairs: two of them)
 LARGE_PARAMETERS = 5_000_000  # above this a checkpoint's own forward passes dominate a run's time
 VALIDATION_EXAMPLES = 1000  # the embedded tasks' validation sets, predicted once at a run's end
 
 
 def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int,
-                     memo: bool = True) -> tuple[float, float] | None:
+                     memo: bool = True, zero_shot_seconds: float = 0.0) -> tuple[float, float] | None:
     """(low, high) minutes of fine-tuning on a 2-core CPU, from ``SMALL_RUN_SECONDS`` and the large checkpoints'
     forward passes over ``main_size`` training and the dev examples for 5 to ``scale.finetune_epochs`` epochs (early
     stopping ends most runs in between) and the validation examples once; a frozen cell with the frozen layers'
-    ``memo`` runs each of those sentences through the network once, and its head as a small run does. None on a GPU
-    machine, where none of this was measured."""
+    ``memo`` runs each of those sentences through the network once, and its head as a small run does. The zero-shot
+    jobs (``zero_shot_seconds`` on one thread) share the two workers. None on a GPU machine, where none of this was
+    measured."""
     import torch
 
     if torch.cuda.is_available():
@@ -389,12 +398,14 @@ def estimate_minutes(cells, seeds: int, parameters: dict, scale, main_size: int,
         per_epoch = (size + scale.dev_examples) * seconds_per_example * (1 if variant == "frozen" else 3)
         low += (per_epoch * min(5, scale.finetune_epochs) + predicting) * runs
         high += (per_epoch * scale.finetune_epochs + predicting) * runs
-    return low / 60, high / 60
+    return (low + zero_shot_seconds / 2) / 60, (high + zero_shot_seconds / 2) / 60
 
 
-def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, args, minutes) -> str:
+def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, args, minutes,
+                 zero_shot_seconds=None) -> str:
     """What the run will do, said at its start: families and where their checkpoints come from, the cells, the
-    large checkpoints kept frozen, and roughly how long the fine-tuning takes."""
+    large checkpoints kept frozen, and roughly how long the fine-tuning and zero-shot scoring take
+    (``zero_shot_seconds``: the zero-shot jobs' estimate on one thread)."""
     if pretraining_anew:
         where = "pretrained by this run"
     else:
@@ -407,25 +418,22 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
     if zero_shot_wanted(tasks, args):
         scored = ([f"{ORDER_TASK} validation"] if ORDER_TASK in tasks else []) + (
             [f"{blimp_pairs(args)} BLiMP pairs per paradigm"] if blimp_pairs(args) else [])
-        message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram "
-                    "(under a minute on the shipped checkpoints)")
-        from ..registry import FAMILIES
-
-        # zero_shot_stage leaves them out: their PLL and forward passes would take most of an hour here.
-        unscored = [f for f in frozen_only if not FAMILIES[library_family(f)].word_vectors]
-        if unscored:
-            message += (f", not by {', '.join(unscored)} (over {LARGE_CHECKPOINT_ON_CPU // 1_000_000} M parameters "
-                        "on a CPU; `hf-lineage evaluate minimal-pairs` scores them)")
+        message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram"
+                    + (f" (about {_duration(zero_shot_seconds / 60)} of one core, in the fine-tuning workers)"
+                       if zero_shot_seconds else ""))
     if args.precision_note:
         message += f"; precision: {args.precision_note}"
     if minutes is not None and not pretraining_anew:
         low, high = minutes
-        message += (f"; fine-tuning roughly {_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more "
-                    "cores; early stopping decides where in that range)")
+        message += (f"; fine-tuning{' and zero-shot scoring' if zero_shot_seconds else ''} roughly "
+                    f"{_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more cores; early stopping "
+                    "decides where in that range)")
     return message
 
 
 def _duration(minutes: float) -> str:
+    if minutes < 1:
+        return "under a minute"
     return f"{minutes:.0f} min" if minutes < 90 else f"{minutes / 60:.1f} h"
 
 
@@ -480,8 +488,10 @@ def run_pretraining_stage(stages, family, seed, args, scale, corpus) -> dict:
             "seconds": record["seconds"], "seed": seed, **record["result"]}
 
 
-def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale, all_seeds=None) -> list[dict]:
-    """Every (cell, seed), ``args.workers`` at a time; one entry per cell and seed, in order. A cell that sweeps its
+def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, scale, all_seeds=None,
+                          extra_jobs=None) -> tuple[list[dict], list[dict]]:
+    """Every (cell, seed), ``args.workers`` at a time: one entry per cell and seed, in order, and the records of
+    ``extra_jobs`` (``[((name, spec, work), estimated seconds)]``, run in the same workers). A cell that sweeps its
     learning rate (``sweeps_learning_rate``) runs once per rate and keeps the run with the best dev score; the entry
     lists every rate's dev score (``learning_rate_sweep``)."""
     entries, jobs = [], []
@@ -515,10 +525,17 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
                 continue
             stages.done += 1
             entries[-1].update(reused=False, seconds=None)
-    # Longest first, so the pool does not end on one long cell while the other workers idle (results do not depend
-    # on the order: every cell is seeded on its own).
-    jobs.sort(key=lambda job: expected_cost(job[1][1]), reverse=True)
-    records = stages.run_many([job for _, job in jobs], workers=finetuning_workers(args))
+    # Longest first, so the pool does not end on one long job while the other workers idle (results do not depend
+    # on the order: every cell is seeded on its own). An extra job estimated at over LONG_JOB_SECONDS (a large
+    # model's zero-shot scoring) goes before every cell, the rest after them.
+    queue = [job for _, job in jobs] + [job for job, _ in extra_jobs or []]
+    keys = [(0.0, expected_cost(job[1])) for _, job in jobs] + [
+        (seconds, ()) if seconds > LONG_JOB_SECONDS else (-1.0, ()) for _, seconds in extra_jobs or []]
+    order = sorted(range(len(queue)), key=keys.__getitem__, reverse=True)
+    records = [None] * len(queue)
+    for i, record in zip(order, stages.run_many([queue[i] for i in order], workers=finetuning_workers(args))):
+        records[i] = record
+    records, extra_records = records[:len(jobs)], records[len(jobs):]
     by_entry = {}
     for (index, (_, spec, _)), record in zip(jobs, records):
         by_entry.setdefault(index, []).append((spec["learning_rate"], record))
@@ -532,8 +549,10 @@ def run_finetuning_stages(stages, cells, seeds, task_data, pretraining, args, sc
             entries[index]["learning_rate_sweep"] = [
                 {"learning_rate": r["result"].get("learning_rate", rate), "dev_score": r["result"].get("dev_score"),
                  "status": r["status"]} for rate, r in tried]
-    return entries
+    return entries, extra_records
 
+
+LONG_JOB_SECONDS = 60  # an extra job (zero-shot scoring) estimated longer than this starts before the cells
 
 NOISY_SEED_STD = 0.05  # a task with a cell whose seeds' standard deviation exceeds this ...
 MORE_SEEDS = 5  # ... runs this many seeds in all (from --seeds 3 on; one seed has no spread to judge)

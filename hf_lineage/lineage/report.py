@@ -316,8 +316,9 @@ def _main_table(results, notes):
             if cell is not None:
                 row.append(_with_interval(cell))
             elif family in (zero_shot.get("no_sentence_probability") or []):
-                row.append("—" + notes.mark("static word vectors define no probability of a sentence: no "
-                                            "zero-shot score."))
+                why = (zero_shot.get("why_no_sentence_probability") or {}).get(
+                    family, "static word vectors define no probability of a sentence")
+                row.append("—" + notes.mark(f"{why}: no zero-shot score."))
             else:
                 row.append("—")
         for row in rows[len(families):]:
@@ -670,12 +671,19 @@ def _grammar_lines(results: dict) -> list[str]:
         notes.append("‡ the scoring the claim uses for that model (chosen by the method, not by its score: "
                      "ELMo's whole biLM; BERT's PLL-word-l2r, which does not score a word from its own pieces).")
     if zero_shot.get("no_sentence_probability"):
-        unscored = ", ".join(map(family_label, zero_shot["no_sentence_probability"]))
-        notes.append(f"No sentence probability, not scored: {unscored} (static word vectors).")
+        why = zero_shot.get("why_no_sentence_probability")  # absent from runs before 2026-12-06: vectors only
+        unscored = ("; ".join(f"{family_label(label)} ({why[label]})" for label in zero_shot["no_sentence_probability"])
+                    if why else ", ".join(map(family_label, zero_shot["no_sentence_probability"]))
+                    + " (static word vectors)")
+        notes.append(f"No sentence probability, not scored: {unscored}.")
     if zero_shot.get("skipped"):
         notes.append(f"Not scored: {', '.join(map(family_label, zero_shot['skipped']))} (over 50 M parameters on a "
                      "machine without a GPU; `hf-lineage evaluate minimal-pairs` scores it).")
-    notes.append(f"This stage took {zero_shot.get('seconds') or 0:.0f} s"
+    jobs = "jobs" in zero_shot  # its jobs ran in the fine-tuning workers (runs since 2026-12-06)
+    cached = (f", {zero_shot['jobs_from_cache']} of its {zero_shot['jobs']} jobs read from "
+              "`$HF_LINEAGE_CACHE/zero-shot/`" if zero_shot.get("jobs_from_cache") else "")
+    notes.append(f"This stage took {zero_shot.get('seconds') or 0:.0f} s" + (" of the workers' time" if jobs else "")
+                 + cached
                  + (" (reused from an earlier run)" if zero_shot.get("reused") else "")
                  + f" on {zero_shot.get('device', 'cpu')}"
                  + (", the order_pairs zero-shot column included." if zero_shot.get("order_pairs") else "."))

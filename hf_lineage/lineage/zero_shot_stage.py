@@ -13,19 +13,25 @@ minimal pairs at once:
   intervals over pairs, BLiMP's published rows beside, and the claim "n-gram < NNLM < ELMo < GPT < BERT"
   (``claims``), judged on the paired differences computed here.
 
-One stage (``stages/zero-shot``), reused like the others while its spec (models and their weights, data, n-gram,
-seed) is unchanged. It uses the first seed's pretrained models (zero-shot scoring has no fine-tuning seed) and took
-37 s for the shipped checkpoints on a 2-core CPU (docs/lineage.md, "Wall time"); a checkpoint that runs frozen only on this CPU
-(``settings.frozen_only_families``: over 50 M parameters) is not scored (BERT-base's PLL alone would take most of an
-hour on two cores); ``hf-lineage evaluate minimal-pairs`` scores it on any machine.
+One job per model and pair set (``stages/zero-shot-<system>-<pairs>``), each reused like the other stages while its
+model, weights and pairs are unchanged; the jobs run in the fine-tuning workers beside the cells (a large model's
+scoring is among the run's longest jobs, so it starts first), and the main process puts their per-pair outcomes
+together. The stage uses the first seed's pretrained models (zero-shot scoring has no fine-tuning seed): 37 s for the
+shipped checkpoints on a 2-core CPU (docs/lineage.md, "Wall time"); at full size BERT-base's PLL is most of it, about
+40 one-thread minutes for both pair sets (docs/published.md). A folder without a sentence probability (word vectors, a
+converted AllenNLP ELMo: the release has no softmax) is listed with the reason, not scored.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..minimal_pairs.model_specs import DEFAULT_NGRAM_ORDER, NGRAM
+from ..minimal_pairs.model_specs import DEFAULT_NGRAM_ORDER, NGRAM, VECTORS_WHY
 from .settings import BLIMP_SAMPLE_PAIRS, family_label
 
 ORDER_TASK = "order_pairs"
@@ -62,29 +68,193 @@ def _sha256(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def run_zero_shot_stage(stages, pretraining: dict, task_data: dict, args, ngram_files=None, skipped=()) -> dict | None:
-    """The ``zero-shot`` stage on each family's first-seed model that pretrained (``skipped``: families left out,
-    each named in the result); None when there is nothing to score. ``ngram_files``: the n-gram's training text
-    (None: the embedded WikiText-2 sample)."""
+@dataclass
+class ZeroShotPlan:
+    """The zero-shot stage as jobs: one per language model (and the n-gram) and pair set, each its own stage
+    (``stages/zero-shot-<system>-<pairs>``, reused while its model, weights and pairs are unchanged), so that they run
+    in the fine-tuning workers beside the cells (``experiment.run_finetuning_stages``), and ``combine`` puts their
+    outcomes together in the main process (accuracies, intervals, differences: cheap)."""
+
+    models: dict  # family -> folder, every family asked (word vectors too: listed as having no probability)
+    order_file: str | None
+    sample: Path | None
+    n: int
+    ngram_files: list | None
+    seed: int
+    unscored: dict  # label -> why it has no sentence probability (static vectors, a release without its softmax)
+    jobs: list  # (name, spec, work) for ``Stages.run_many``
+    costs: list  # each job's estimated seconds on one CPU thread, for the pool's longest-first order
+
+    def weighed_jobs(self) -> list:
+        """[(job, estimated seconds)], as ``experiment.run_finetuning_stages`` takes them."""
+        return list(zip(self.jobs, self.costs))
+
+    def combine(self, records: list[dict], resamples: int = 1000) -> dict:
+        """The stage's result from the jobs' records (``jobs``' order): the status, error, seconds (summed over the
+        jobs, worker-seconds) and reuse of them all, and ``summarize_zero_shot``'s summary when every job ran."""
+        failed = [r for r in records if r["status"] != "ok"]
+        record = {"status": "failed" if failed else "ok", "error": failed[0]["error"] if failed else None,
+                  "seconds": round(sum(r["seconds"] or 0 for r in records), 1),
+                  "reused": bool(records) and all(r.get("reused") for r in records)}
+        if failed:
+            return record
+        return {**record, **summarize_zero_shot([r["result"] for r in records], [job[1] for job in self.jobs],
+                                                self, resamples)}
+
+
+def plan_zero_shot(pretraining: dict, task_data: dict, args, ngram_files=None) -> ZeroShotPlan | None:
+    """The jobs of the ``zero-shot`` stage on each family's first-seed model that pretrained; None when there is
+    nothing to score. ``ngram_files``: the n-gram's training text (None: the embedded WikiText-2 sample)."""
+    from ..minimal_pairs.model_specs import resolve_model
     from ..minimal_pairs.pairs import embedded_sample
 
     models = {family: records[0]["model"] for family, records in pretraining.items()
-              if records and records[0]["status"] == "ok" and family not in skipped}
+              if records and records[0]["status"] == "ok"}
     order = task_data.get(ORDER_TASK) or {}
     order_file = order["files"]["validation"] if order.get("status") == "ok" else None
     n = blimp_pairs(args)
     sample = embedded_sample() if n else None
     if not order_file and not sample:
         return None
-    seed = args.seed
-    spec = {"models": models, "weights": {f: pretraining[f][0].get("weights_sha256") for f in models},
-            "order_pairs": order_file and {"file": order_file, "sha256": _sha256(order_file)},
-            "blimp": sample and {"file": str(sample), "sha256": _sha256(sample), "pairs_per_paradigm": n},
-            "ngram": {"order": 5, "files": list(ngram_files or [])}, "primary": PRIMARY, "seed": seed}
-    record = stages.run("zero-shot", spec, lambda folder: score_zero_shot(
-        models, order_file, sample, n, ngram_files, seed, skipped=list(skipped)))
-    return {"status": record["status"], "error": record["error"], "seconds": record["seconds"],
-            "reused": record["reused"], **record["result"]}
+    sets = ([("blimp", str(sample), {"pairs_per_paradigm": n})] if sample else []) + (
+        [(ORDER_TASK, order_file, {})] if order_file else [])
+    specs = {family: resolve_model(f"{family}={folder}") for family, folder in models.items()}
+    specs[NGRAM] = resolve_model(f"{NGRAM}={NGRAM}:{DEFAULT_NGRAM_ORDER}", ngram_train_files=ngram_files)
+    unscored = {label: spec.why_no_probability for label, spec in specs.items() if not spec.sentence_probability}
+    jobs, costs = [], []
+    for label, spec in specs.items():
+        if label in unscored:
+            continue
+        weights = pretraining[label][0].get("weights_sha256") if label in pretraining else None
+        for pair_set, file, extra in sets:
+            job_spec = {"system": label, "model": models.get(label), "weights": weights, "pairs": pair_set,
+                        "file": file, "sha256": _sha256(file), **extra,
+                        **({"ngram": {"order": DEFAULT_NGRAM_ORDER, "files": list(ngram_files or []),
+                                      "sha256": [_sha256(f) for f in ngram_files or []]}} if label == NGRAM else {})}
+            work = functools.partial(score_pair_set, spec.argument, pair_set, file, n, ngram_files,
+                                     cache_file=cache_file(job_spec))
+            jobs.append((f"zero-shot-{label}-{pair_set}", job_spec, work))
+            costs.append(scoring_seconds(spec, pair_set, n, order.get("validation_examples") or 0))
+    return ZeroShotPlan(models, order_file, sample, n, list(ngram_files) if ngram_files else None, args.seed,
+                        unscored, jobs, costs)
+
+
+def run_zero_shot_stage(stages, pretraining: dict, task_data: dict, args, ngram_files=None, workers: int = 0
+                        ) -> dict | None:
+    """The whole stage on its own: ``plan_zero_shot``'s jobs (``workers`` at a time; 0: in this process), combined.
+    ``hf-lineage lineage`` runs the jobs in its fine-tuning pool instead."""
+    plan = plan_zero_shot(pretraining, task_data, args, ngram_files)
+    if plan is None:
+        return None
+    return plan.combine(stages.run_many(plan.jobs, workers))
+
+
+# One-thread seconds of the scorings at BERT-base's 110 M parameters, measured on the 2-core Zen 3 (2026-12-06,
+# full-size stand-ins, docs/published.md): PLL scores a sentence of t tokens with t masked copies of t tokens,
+# 2.7 ms per copy-token; a causal LM or ELMo reads it once, about 4.5 ms a token (the vocabulary layer at every
+# position). Sentences: BLiMP's about 11 tokens, order_pairs' (UD EWT) about 17.
+PLL_SECONDS_PER_TOKEN = 2.7e-3 / 110e6  # per copy-token and parameter
+READ_SECONDS_PER_TOKEN = 4.5e-3 / 110e6  # per token and parameter
+SENTENCE_TOKENS = {"blimp": 11, ORDER_TASK: 17}
+
+
+def scoring_seconds(spec, pair_set: str, n: int, validation_examples: int) -> float:
+    """A rough estimate of one job's seconds on one CPU thread (the n-gram's and small models' are a few seconds)."""
+    if spec.kind == "ngram" or spec.folder is None:
+        return 5.0
+    try:
+        parameters = json.loads((Path(spec.folder) / "pretraining.json").read_text()).get("parameters") or 0
+    except (OSError, ValueError):
+        parameters = 0
+    sentences = 2 * (67 * n if pair_set == "blimp" else validation_examples)
+    tokens = SENTENCE_TOKENS[pair_set]
+    if spec.kind == "masked":
+        return 5.0 + sentences * tokens * tokens * parameters * PLL_SECONDS_PER_TOKEN
+    return 5.0 + sentences * tokens * parameters * READ_SECONDS_PER_TOKEN
+
+
+def estimated_seconds(folders: dict, tasks, args, validation_examples: int) -> float:
+    """The zero-shot jobs' estimated one-thread seconds in all, for the plan printed at a run's start (``folders``:
+    family -> its model folder)."""
+    from ..minimal_pairs.model_specs import resolve_model
+
+    sets = (["blimp"] if blimp_pairs(args) else []) + ([ORDER_TASK] if ORDER_TASK in tasks else [])
+    specs = [resolve_model(f"{family}={folder}") for family, folder in folders.items()]
+    return sum(scoring_seconds(spec, pair_set, blimp_pairs(args), validation_examples)
+               for spec in specs if spec.sentence_probability for pair_set in sets) + 5.0 * len(sets)
+
+
+def cache_file(job_spec: dict) -> Path | None:
+    """Where a job's result is kept across runs and run folders: ``$HF_LINEAGE_CACHE/zero-shot/<key>.json``, the key
+    a hash of what makes the result what it is (the model's weights, the pairs' content, the n-gram's text, this
+    package's version; not the paths), as the frozen layers' memo keys by content. None for a model whose weights
+    have no hash (one this run pretrains: its stage is reused within the run folder only)."""
+    from .. import __version__
+    from ..convert.sources import cache_root
+
+    if job_spec["system"] != NGRAM and not job_spec.get("weights"):
+        return None
+    key = {name: value for name, value in job_spec.items() if name not in ("model", "file")}
+    if "ngram" in key:
+        key["ngram"] = {name: value for name, value in key["ngram"].items() if name != "files"}
+    digest = hashlib.sha256(json.dumps({**key, "version": __version__}, sort_keys=True).encode()).hexdigest()
+    return cache_root() / "zero-shot" / f"{digest[:32]}.json"
+
+
+def score_pair_set(argument: str, pair_set: str, file: str, n: int, ngram_files, folder=None,
+                   device: str | None = None, cache_file: Path | None = None) -> dict:
+    """One job: the model of ``argument`` (``minimal_pairs.model_specs.resolve_model``) on one pair set (``"blimp"``:
+    the first ``n`` pairs of each paradigm of ``file``; ``order_pairs``: the validation file's rows). JSON-ready:
+    the model's entry, its scorings and every pair's outcome. ``folder``: the stage's (unused: nothing is written);
+    ``cache_file``: read instead of scoring when it is there (``"cached": True``), written when scored."""
+    if cache_file is not None and Path(cache_file).is_file():
+        try:
+            cached = json.loads(Path(cache_file).read_text())
+            from ..minimal_pairs.model_specs import resolve_model
+
+            # The same weights under another path (another run folder): this run's path is the one to show.
+            cached["model"]["source"] = resolve_model(argument, ngram_train_files=ngram_files).source
+            return {**cached, "cached": True}
+        except (ValueError, KeyError, TypeError):
+            pass  # not JSON (written by something else): scored again and replaced
+    result = _score_pair_set(argument, pair_set, file, n, ngram_files, device)
+    if cache_file is not None:
+        cache_file = Path(cache_file)
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(result))
+        partial.replace(cache_file)  # whole or absent, also with two runs writing it at once
+    return {**result, "cached": False}
+
+
+def _score_pair_set(argument, pair_set, file, n, ngram_files, device) -> dict:
+    import torch
+
+    from ..minimal_pairs.model_specs import resolve_model
+    from ..minimal_pairs.pairs import read_pairs
+    from ..minimal_pairs.zero_shot import evaluate_models
+
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    # One torch thread on a CPU, as the fine-tuning workers: the shipped models gain little from a second thread, and
+    # with anything else on the cores two threads ran this stage 7x slower (286 s against 40 s, docs/lineage.md).
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        spec = resolve_model(argument, ngram_train_files=ngram_files)
+        pairs = read_pairs(file, limit=n) if pair_set == "blimp" else order_pairs_as_minimal_pairs(file)
+        evaluated = evaluate_models([spec], pairs, device=device, ngram_train_files=ngram_files, resamples=0)
+    finally:
+        torch.set_num_threads(threads)
+    [model] = evaluated["models"]
+    outcomes = evaluated["pair_outcomes"]
+    return {"model": {key: model.get(key) for key in ("label", "source", "kind", "text_format", "seconds", "notes")},
+            "device": device,
+            "systems": {name: {"variant": entry["variant"], "scoring": entry["scoring"]}
+                        for name, entry in evaluated["systems"].items()},
+            "right": {name: outcome.right.tolist() for name, outcome in outcomes.items()},
+            "tie": {name: outcome.tie.tolist() for name, outcome in outcomes.items()}}
 
 
 def order_pairs_as_minimal_pairs(path) -> list:
@@ -103,33 +273,13 @@ def order_pairs_as_minimal_pairs(path) -> list:
     return pairs
 
 
-def score_zero_shot(models: dict, order_file, sample, n: int, ngram_files, seed: int, resamples: int = 1000,
-                    skipped=(), device: str | None = None) -> dict:
-    """Both pair sets scored by every model of ``models`` ({family: folder}) and the n-gram, in one pass per model
-    (``minimal_pairs.zero_shot.evaluate_models``), then summarised apart. JSON-ready; ``order_pairs.systems[*].units``
-    are the per-pair outcomes (1, 0, 0.5 for a tie) that ``experiment`` keeps out of results.json."""
-    import time
+def summarize_zero_shot(results: list[dict], job_specs: list[dict], plan: ZeroShotPlan, resamples: int = 1000
+                        ) -> dict:
+    """Both pair sets summarised apart from the jobs' ``score_pair_set`` results (``job_specs``: which system and pair
+    set each is). JSON-ready; ``order_pairs.systems[*].units`` are the per-pair outcomes (1, 0, 0.5 for a tie) that
+    ``experiment`` keeps out of results.json."""
+    import numpy as np
 
-    import torch
-
-    started = time.perf_counter()
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    # One torch thread on a CPU, as the fine-tuning workers: these tiny models gain little from a second thread, and
-    # with anything else on the cores two threads ran this stage 7x slower (286 s against 40 s, docs/lineage.md).
-    threads = torch.get_num_threads()
-    if device == "cpu":
-        torch.set_num_threads(1)
-    try:
-        return _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped, device, started)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped, device, started) -> dict:
-    import time
-
-    from ..minimal_pairs.model_specs import resolve_model
     from ..minimal_pairs.pairs import read_pairs
     from ..minimal_pairs.tallies import (
         PairOutcomes,
@@ -139,52 +289,51 @@ def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped,
         published_summary,
         summarize,
     )
-    from ..minimal_pairs.zero_shot import evaluate_models
     from .statistics import seed_and_unit_interval
 
-    specs = [resolve_model(f"{family}={folder}") for family, folder in models.items()]
-    specs.append(resolve_model(f"{NGRAM}={NGRAM}:{DEFAULT_NGRAM_ORDER}", ngram_train_files=ngram_files))
-    blimp = read_pairs(sample, limit=n) if sample else []
-    order = order_pairs_as_minimal_pairs(order_file) if order_file else []
-    evaluated = evaluate_models(specs, blimp + order, device=device, ngram_train_files=ngram_files, resamples=0,
-                                seed=seed)
-    primary, scorings, no_probability = {}, {}, []
-    for model in evaluated["models"]:
-        if not model["sentence_probability"]:
-            no_probability.append(model["label"])
-            continue
-        for name in model["systems"]:
-            variant = evaluated["systems"][name]["variant"]
-            scorings[name] = {"system": model["label"], "variant": variant,
-                              "scoring": evaluated["systems"][name]["scoring"]}
-            if variant == PRIMARY[model["kind"]]:
+    seed = plan.seed
+    models, primary, scorings, outcomes = {}, {}, {}, {"blimp": {}, ORDER_TASK: {}}
+    for result, job in zip(results, job_specs):
+        model = result["model"]
+        if model["label"] in models:  # the same model's other pair set: its time adds up
+            models[model["label"]]["seconds"] = round(models[model["label"]]["seconds"] + model["seconds"], 1)
+        else:
+            models[model["label"]] = dict(model)
+        for name, entry in result["systems"].items():
+            scorings[name] = {"system": model["label"], **entry}
+            if entry["variant"] == PRIMARY[model["kind"]]:
                 primary[model["label"]] = name
-    outcomes = evaluated["pair_outcomes"]
-
-    def part(start, stop):
-        return {name: PairOutcomes(o.right[start:stop], o.tie[start:stop]) for name, o in outcomes.items()}
-
-    result = {"systems": [m["label"] for m in evaluated["models"]], "no_sentence_probability": no_probability,
-              "skipped": list(skipped), "primary": primary, "scorings": scorings,
-              "models": [{key: m.get(key) for key in ("label", "source", "kind", "text_format", "seconds", "notes")}
-                         for m in evaluated["models"]],
-              "ngram": {"order": 5, "trained_on": "; ".join(next(m["notes"] for m in evaluated["models"]
-                                                                 if m["label"] == NGRAM))
+            outcomes[job["pairs"]][name] = PairOutcomes(np.asarray(result["right"][name], dtype=float),
+                                                         np.asarray(result["tie"][name], dtype=bool))
+    order = [label for label in (*plan.models, NGRAM) if label in models or label in plan.unscored]
+    listed = [models.get(label) or {"label": label, "source": plan.models.get(label),
+                                    "kind": "vectors" if plan.unscored[label] == VECTORS_WHY else "unscored",
+                                    "text_format": None, "seconds": 0.0, "notes": [plan.unscored[label]]}
+              for label in order]
+    result = {"systems": order, "no_sentence_probability": [label for label in order if label in plan.unscored],
+              "jobs": len(results), "jobs_from_cache": sum(bool(r.get("cached")) for r in results),
+              "why_no_sentence_probability": {label: plan.unscored[label] for label in order
+                                              if label in plan.unscored},
+              "primary": primary, "scorings": scorings, "models": listed,
+              "ngram": {"order": DEFAULT_NGRAM_ORDER,
+                        "trained_on": "; ".join(models[NGRAM]["notes"])
                         # The package holds only the start of the text the shipped checkpoints read.
-                        + ("" if ngram_files else ", the start of the WikiText-2 training text that the shipped "
+                        + ("" if plan.ngram_files else ", the start of the WikiText-2 training text that the shipped "
                            "checkpoints read whole")},
-              "device": device, "order_pairs": None, "blimp": None}
-    if order:
+              "device": next((r["device"] for r in results), "cpu"), "order_pairs": None, "blimp": None}
+    if plan.order_file:
         entries = {}
-        for name, outcome in part(len(blimp), len(blimp) + len(order)).items():
+        for name, outcome in outcomes[ORDER_TASK].items():
             units = outcome.right
             low, high = seed_and_unit_interval("sentence_pairs", [units], n=resamples, seed=seed)
             entries[name] = {**scorings[name], "score": float(units.mean()), "interval": [low, high],
                              "ties": int(outcome.tie.sum()), "units": units.tolist()}
-        result["order_pairs"] = {"file": str(order_file), "pairs": len(order), "systems": entries}
-    if blimp:
+        pairs = len(next(iter(outcomes[ORDER_TASK].values())).right) if entries else 0
+        result["order_pairs"] = {"file": str(plan.order_file), "pairs": pairs, "systems": entries}
+    if plan.sample:
+        blimp = read_pairs(plan.sample, limit=plan.n)
         published = load_published()
-        subset = part(0, len(blimp))
+        subset = outcomes["blimp"]
         summary = summarize(blimp, subset, resamples=resamples, seed=seed, canonical=canonical_groups(published))
         systems = {name: {**scorings[name], "overall": entry["overall"], "fields": entry["fields"],
                           "phenomena": entry["phenomena"]} for name, entry in summary.items()}
@@ -199,13 +348,12 @@ def _score(models, order_file, sample, n, ngram_files, seed, resamples, skipped,
                                 "difference": difference["difference"],
                                 "interval": [difference["low"], difference["high"]]})
         result["blimp"] = {
-            "file": str(sample), "pairs": len(blimp), "pairs_per_paradigm": n,
+            "file": str(plan.sample), "pairs": len(blimp), "pairs_per_paradigm": plan.n,
             "paradigms": len({p.paradigm for p in blimp}), "systems": systems,
             "published": {"source": published["source"], "license": published["license"],
                           "rows": published["rows"],
                           "overall": {row: entry["overall"]["accuracy"] for row, entry in rows.items()}},
             "differences": differences, "resamples": resamples, "seed": seed}
-    result["scoring_seconds"] = round(time.perf_counter() - started, 1)
     return result
 
 

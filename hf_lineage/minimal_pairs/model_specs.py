@@ -13,7 +13,9 @@ An argument is ``[LABEL=]SOURCE``; SOURCE is, in this order:
 
 The kind of scoring follows from the config (``kind_of_config``): ``causal`` (lineage GPT and NNLM, GPT-2, OpenAI GPT,
 any ``*ForCausalLM``/``*LMHeadModel``), ``masked`` (lineage BERT, transformers' BERT and other ``*ForMaskedLM``),
-``elmo`` (its two language models), ``vectors`` (svd, word2vec, GloVe: no sentence probability) and ``ngram``.
+``elmo`` (its two language models), ``vectors`` (svd, word2vec, GloVe: no sentence probability) and ``ngram``; a
+folder whose ``pretraining.json`` says it has no sentence probability (a converted AllenNLP ELMo: the release has no
+softmax) is ``unscored``, listed with that reason like the vectors.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from .text_preparation import corpus_style, text_style
 NGRAM = "kneser-ney"
 NGRAM_ORDERS = (2, 3, 4, 5)
 DEFAULT_NGRAM_ORDER = 5
-KINDS = ("causal", "masked", "elmo", "vectors", "ngram")
+KINDS = ("causal", "masked", "elmo", "vectors", "unscored", "ngram")
+VECTORS_WHY = "static word vectors define no probability of a sentence"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,15 @@ class ModelSpec:
     order: int | None = None  # the n-gram's
     text_style: str = "raw"
     text_style_reason: str = ""
+    unscored_why: str = ""  # a folder of a scored family that gives no sentence probability: why (kind "unscored")
+
+    @property
+    def sentence_probability(self) -> bool:
+        return self.kind not in ("vectors", "unscored")
+
+    @property
+    def why_no_probability(self) -> str:
+        return VECTORS_WHY if self.kind == "vectors" else self.unscored_why
 
 
 def _ngram_order(source: str) -> int | None:
@@ -170,9 +182,20 @@ def resolve_model(argument: str, text_format: str = "auto", ngram_train_files=No
     except MinimalPairsError as error:
         raise MinimalPairsError(f"--models {argument}: {error}") from None
     style, why = text_style(folder, text_format)
-    return ModelSpec(argument, label or (source if source in checkpoints.FAMILIES else folder.resolve().name), kind,
-                     where, folder=folder, family=family_of_model_type(config.get("model_type") or ""),
-                     text_style=style, text_style_reason=why)
+    unscored = _record(folder).get("no_sentence_probability") or ""
+    return ModelSpec(argument, label or (source if source in checkpoints.FAMILIES else folder.resolve().name),
+                     "unscored" if unscored else kind, where, folder=folder,
+                     family=family_of_model_type(config.get("model_type") or ""), text_style=style,
+                     text_style_reason=why, unscored_why=unscored)
+
+
+def _record(folder: Path) -> dict:
+    """The folder's ``pretraining.json`` (a lineage or converted folder's record), {} when it has none or it is not
+    JSON (then nothing in it changes how the model is scored)."""
+    try:
+        return json.loads((folder / "pretraining.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def resolve_models(arguments, text_format: str = "auto", ngram_train_files=None) -> list[ModelSpec]:

@@ -82,8 +82,9 @@ def markdown(results: dict, command: str | None = None) -> str:
     lines += _table(header, body)
     silent = [m for m in results["models"] if not m["sentence_probability"]]
     if silent:
-        lines += ["", "No sentence probability: " + ", ".join(f"**{m['label']}**" for m in silent) + " — static word "
-                  "vectors define no probability of a sentence, so they have no accuracy here (none is invented)."]
+        lines += ["", "No sentence probability, so no accuracy here (none is invented): " + "; ".join(
+            f"**{m['label']}** ({m['notes'][0].removesuffix(': no accuracy') if m['notes'] else 'no language model'})"
+            for m in silent) + "."]
     for level, title in (("phenomena", "By phenomenon"), ("paradigms", "By paradigm")):
         names = list(systems) + [f"{row} {PUBLISHED_MARK}" for row in rows]
         groups = sorted({g for s in systems.values() for g in s[level]} | {g for r in rows.values() for g in r[level]})

@@ -367,8 +367,8 @@ def load_scorer(spec: ModelSpec, device: str = "cpu", batch_size: int | None = N
                 ) -> Scorer:
     """The scorer of a resolved model (``model_specs.resolve_model``): the model loaded, the n-gram trained. A
     ``NoSentenceProbability`` for static vectors."""
-    if spec.kind == "vectors":
-        raise NoSentenceProbability(f"{spec.label}: static word vectors define no probability of a sentence")
+    if not spec.sentence_probability:
+        raise NoSentenceProbability(f"{spec.label}: {spec.why_no_probability}")
     if spec.kind == "ngram":
         return NgramScorer(spec, ngram_train_files)
     scorer = SCORERS[spec.kind]

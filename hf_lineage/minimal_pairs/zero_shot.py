@@ -46,13 +46,13 @@ def evaluate_models(specs, pairs, *, device: str = "cpu", batch_size: int | None
         started = time.perf_counter()
         entry = {"label": spec.label, "argument": spec.argument, "source": spec.source, "kind": spec.kind,
                  "family": spec.family, "text_format": spec.text_style, "text_format_why": spec.text_style_reason,
-                 "text_format_description": describe(spec.text_style), "sentence_probability": spec.kind != "vectors",
+                 "text_format_description": describe(spec.text_style), "sentence_probability": spec.sentence_probability,
                  "systems": [], "notes": []}
         models.append(entry)
-        if spec.kind == "vectors":
-            entry["notes"].append("static word vectors: no probability of a sentence, so no accuracy")
+        if not spec.sentence_probability:
+            entry["notes"].append(f"{spec.why_no_probability}: no accuracy")
             if log:
-                log(f"{spec.label}: static vectors, no sentence probability (listed, not scored)")
+                log(f"{spec.label}: {spec.why_no_probability} (listed, not scored)")
             continue
         scorer = load_scorer(spec, device=device, batch_size=batch_size, ngram_train_files=ngram_train_files)
         if spec.kind != "ngram":
