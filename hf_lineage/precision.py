@@ -117,3 +117,15 @@ def choose_precision(requested: str, *, named: bool, device: str, asked: str | N
         raise PrecisionError(f"{asked or '--mixed-precision ' + requested}: {missing_reason(requested, device)}; "
                              f"{fix}")
     return "no", f"float32, not the default {requested}: {missing_reason(requested, device)}"
+
+
+def describe_machine() -> str:
+    """What a run ran on, in one line, recorded beside its wall times by the lineage, crosslingual and checkpoint
+    builds (machines here differ up to 2x, so a time means little without the CPU's model): ``"x86_64, AMD EPYC 7B13,
+    2 CPU cores, 2 torch thread(s), no GPU, torch 2.13.0+cpu, 1 process(es)"`` (processes: the launch's
+    ``WORLD_SIZE``)."""
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return (f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, {torch.get_num_threads()} torch "
+            f"thread(s), {device}, torch {torch.__version__}, {int(os.environ.get('WORLD_SIZE', '1'))} process(es)")

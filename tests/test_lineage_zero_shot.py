@@ -234,6 +234,18 @@ def test_the_plan_says_what_the_zero_shot_stage_will_score():
     assert "zero-shot" in plan(["labeling"], None) and "of one core" not in plan(["labeling"], None)
 
 
+def test_the_plans_estimate_shares_the_zero_shot_jobs_between_the_two_workers():
+    import torch
+
+    from hf_lineage.lineage.experiment import estimate_minutes
+    from hf_lineage.lineage.settings import SCALES
+
+    if torch.cuda.is_available():
+        pytest.skip("the estimate is a 2-core CPU's (None with a GPU)")
+    assert estimate_minutes([], 1, {}, SCALES["tiny"], 1000, zero_shot_seconds=1200.0) == (10.0, 10.0)
+    assert estimate_minutes([], 1, {}, SCALES["tiny"], 1000) == (0.0, 0.0)
+
+
 def test_the_estimate_of_a_scoring_job_follows_its_method_and_size(tmp_path):
     """PLL reads a sentence once per token (t copies of t tokens), a causal LM once: at BERT-base's size the BLiMP
     sample's PLL is about 15 one-thread minutes (measured: 950 s on the 2-core Zen 3), GPT's read a few minutes."""

@@ -210,3 +210,14 @@ def test_lstms_run_in_float32_under_an_autocast_the_cpu_cannot_run_them_in(famil
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16), pytest.raises(Stop):
         model(input_ids=ids, attention_mask=mask)
     assert seen[0][0] is True  # autocast left on where the CPU runs the LSTM in bf16
+
+
+def test_the_machine_line_names_the_cpu_model_cores_threads_and_processes(monkeypatch):
+    import torch
+
+    from hf_lineage.precision import cpu_name, describe_machine
+
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    line = describe_machine()
+    assert cpu_name() in line and f"{torch.get_num_threads()} torch thread(s)" in line
+    assert line.endswith("3 process(es)") and f"torch {torch.__version__}" in line

@@ -223,7 +223,7 @@ def ceiling_data(language: str, files: dict, folder: Path) -> dict:
 
 def run(args: CrosslingualArguments) -> dict:
     """The whole experiment; returns results.json's content and writes the report into ``args.output_dir``."""
-    from ..lineage.experiment import machine
+    from ..precision import describe_machine
     from ..lineage.stages import Stages
 
     texts = check_arguments(args)
@@ -271,7 +271,7 @@ def run(args: CrosslingualArguments) -> dict:
     cells = dict(zip([name for name, _, _ in jobs], stages.run_many(jobs, workers)))
     results = score_run(args, seeds, pretrained, cells, english, ceilings, records)
     results.update(command=" ".join(["hf-lineage", "xling", *sys.argv[2:]]) if sys.argv[1:2] == ["xling"] else None,
-                   machine=machine(), created=time.strftime("%Y-%m-%d %H:%M:%S"), arguments=asdict(args),
+                   machine=describe_machine(), created=time.strftime("%Y-%m-%d %H:%M:%S"), arguments=asdict(args),
                    seconds_total=round(time.time() - started, 1),
                    # what the stages took when they ran (a re-run that reuses them takes seconds)
                    stage_seconds={"pretraining": round(sum(r["seconds"] for r in records.values()), 1),

@@ -22,6 +22,7 @@ import shutil
 import time
 from pathlib import Path
 
+from ..precision import describe_machine
 from ..models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, LICENSE, hub_dataset_ids, pipeline_tag, update_card
 from .pretraining import describe_budget, pretrain_family
 from .settings import SCALES, LineageArguments
@@ -60,7 +61,7 @@ def build(corpus: list[str], validation_corpus: list[str] | None, families: list
                       "validation_files": [os.path.basename(p) for p in corpus_info["validation"]],
                       "train_words": corpus_info["train_words"], "validation_words": corpus_info["validation_words"],
                       "license": CORPUS_LICENSE},
-                  "machine": machine(), "wall_seconds": round(time.time() - begun, 1),
+                  "machine": describe_machine(), "wall_seconds": round(time.time() - begun, 1),
                   **{k: v for k, v in result.items() if k != "model"}}
         record["reproduce"] = reproduce_command(family, record)
         ship(Path(result["model"]), output_dir / family, record)
@@ -186,16 +187,3 @@ def public_command(argv: list[str]) -> str:
             arg = os.path.basename(arg)
         words.append(arg)
     return " ".join(["hf-lineage checkpoints build", *words])
-
-
-def machine() -> str:
-    import platform
-
-    import torch
-
-    from ..precision import cpu_name
-
-    model = cpu_name()
-    threads = torch.get_num_threads()
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return f"{platform.machine()}, {model}, {threads} torch thread(s), {gpu}, torch {torch.__version__}"

@@ -31,13 +31,13 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import time
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
+from ..precision import describe_machine
 from . import claims, diagnostics, plots, report
 from .stage_data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import (
@@ -86,17 +86,6 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     pretrains,
 )
 from .stages import Stages, process_state
-
-
-def machine() -> str:
-    import torch
-
-    from ..precision import cpu_name
-
-    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    # The CPU's model too: a run's wall time means little without it (machines here differ up to 2x).
-    return (f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, {device}, torch {torch.__version__}, "
-            f"{int(os.environ.get('WORLD_SIZE', '1'))} process(es)")
 
 
 def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> dict:
@@ -194,7 +183,7 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
     begun = time.time()
     results = {
         "version": __version__, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": command, "machine": machine(), "scale": args.scale, "seeds": seeds,
+        "command": command, "machine": describe_machine(), "scale": args.scale, "seeds": seeds,
         "more_seeds": {"tasks": noisy, "seeds": more_seeds, "std_above": NOISY_SEED_STD} if noisy and more_seeds
         else None,
         "budget": describe_budget(args, scale, corpus["train_words"]) if pretraining_anew else corpus["budget"],
