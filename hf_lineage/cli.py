@@ -60,13 +60,7 @@ def build_parser(only=None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     families = commands.add_parser("families", help="list the model families, their sizes and classes")
     families.set_defaults(func=_families)
-    pretrain_parser = commands.add_parser("pretrain", help="pre-train a family on text (Accelerate engine)")
-    if wanted("pretrain"):
-        from . import pretrain_cli
-
-        pretrain_parser.description = pretrain_cli.description()
-        pretrain_cli.build_parser(pretrain_parser)
-        pretrain_parser.set_defaults(func=lambda args: pretrain_cli.run_namespace(vars(args)))
+    _add_command(commands, "pretrain", wanted)
     # The recipes parse their own (transformers-style) options: everything after the task goes to them, --help
     # included (`hf-lineage finetune TASK --help` lists the recipe's options; `hf-lineage finetune --help` this).
     finetune_parser = commands.add_parser(
@@ -83,42 +77,8 @@ def build_parser(only=None) -> argparse.ArgumentParser:
         finetune_parser.add_argument("recipe_args", nargs=argparse.REMAINDER, metavar="...",
                                      help="the recipe's options")
         finetune_parser.set_defaults(func=_finetune)
-    lineage_parser = commands.add_parser(
-        "lineage", help="the main job: every family's pretrained checkpoint (shipped, your own or the papers' "
-                        "releases) fine-tuned side by side on the same tasks, with baselines; a report that judges "
-                        "the papers' claims")
-    if wanted("lineage"):
-        from .lineage import cli as lineage_cli
-
-        lineage_parser.description = lineage_cli.description()
-        lineage_cli.build_parser(lineage_parser)
-        lineage_parser.set_defaults(func=lambda args: lineage_cli.run_namespace(vars(args)))
-    xling_parser = commands.add_parser(
-        "xling", help="multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
-                      "zero-shot, with baselines, a ceiling and the vocabulary overlap")
-    if wanted("xling"):
-        from .crosslingual import cli as xling_cli
-
-        xling_parser.description = xling_cli.description()
-        xling_cli.build_parser(xling_parser)
-        xling_parser.set_defaults(func=lambda args: xling_cli.run_namespace(vars(args)))
-    checkpoints_parser = commands.add_parser(
-        "checkpoints", help="the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub")
-    if wanted("checkpoints"):
-        from . import checkpoints_cli
-
-        checkpoints_parser.description = checkpoints_cli.description()
-        checkpoints_cli.build_parser(checkpoints_parser)
-        checkpoints_parser.set_defaults(func=lambda args: checkpoints_cli.run_namespace(vars(args)))
-    convert_parser = commands.add_parser(
-        "convert", help="a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a "
-                        "lineage folder, optionally pushed to the Hub")
-    if wanted("convert"):
-        from .convert import cli as convert_cli
-
-        convert_parser.description = convert_cli.description()
-        convert_cli.build_parser(convert_parser)
-        convert_parser.set_defaults(func=lambda args: convert_cli.run_namespace(vars(args)))
+    for name in ("lineage", "xling", "checkpoints", "convert"):
+        _add_command(commands, name, wanted)
     analyze_parser = commands.add_parser(
         "analyze", help="look inside saved models: polysemy, attention heads, layer probes",
         description="hf-lineage analyze KIND [options]; `hf-lineage analyze KIND --help` lists KIND's options.")
@@ -147,6 +107,36 @@ def build_parser(only=None) -> argparse.ArgumentParser:
     quantize_parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUTPUT_DIR")
     quantize_parser.set_defaults(func=_quantize)
     return parser
+
+
+# The subcommands that are one module each: its help line here (``hf-lineage --help`` imports nothing else), and the
+# module (relative to hf_lineage) whose ``description()``, ``build_parser(parser)`` and ``run_namespace(dict)`` make
+# the rest.
+COMMANDS = {
+    "pretrain": ("pre-train a family on text (Accelerate engine)", "pretrain_cli"),
+    "lineage": ("the main job: every family's pretrained checkpoint (shipped, your own or the papers' releases) "
+                "fine-tuned side by side on the same tasks, with baselines; a report that judges the papers' claims",
+                "lineage.cli"),
+    "xling": ("multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
+              "zero-shot, with baselines, a ceiling and the vocabulary overlap", "crosslingual.cli"),
+    "checkpoints": ("the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub",
+                    "checkpoints_cli"),
+    "convert": ("a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a lineage "
+                "folder, optionally pushed to the Hub", "convert.cli"),
+}
+
+
+def _add_command(commands, name: str, wanted) -> None:
+    """One ``COMMANDS`` subcommand: its name and help line always, its module's options only when ``wanted``."""
+    import importlib
+
+    help_line, module_name = COMMANDS[name]
+    parser = commands.add_parser(name, help=help_line)
+    if wanted(name):
+        module = importlib.import_module(f".{module_name}", __package__)
+        parser.description = module.description()
+        module.build_parser(parser)
+        parser.set_defaults(func=lambda args: module.run_namespace(vars(args)))
 
 
 def _quantize(args) -> int:
