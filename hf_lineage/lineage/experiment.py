@@ -113,19 +113,9 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                         for task, family, variant, size in cells)
     stages = Stages(out, len(tasks) + len(families) * len(seeds) * pretraining_anew + probing_wanted(tasks)
                     + runs_per_cell * len(seeds), args.rerun)
-    # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
-    from ..registry import FAMILIES
-
-    parameters = {} if pretraining_anew else {
-        f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
-        for f in families}
-    validation = args.task_validation or scale.task_validation or VALIDATION_EXAMPLES
-    zero_shot_seconds = None if pretraining_anew or not zero_shot_wanted(tasks, args) else zero_shot_estimate(
-        {f: shipped_record(f, args.seed, args)["model"] for f in families}, tasks, args, validation)
     stages.print(plan_message(families, tasks, cells, runs_per_cell * len(seeds), frozen_only, pretraining_anew,
-                              args, estimate_minutes(cells, len(seeds), parameters, scale, main_size,
-                                                    args.cache_frozen_features, zero_shot_seconds or 0.0),
-                              zero_shot_seconds))
+                              args, *planned_minutes(families, tasks, cells, seeds, args, scale, main_size,
+                                                     pretraining_anew)))
     clock = {"task data and baselines": 0.0, "pretraining": 0.0, FINETUNING_CLOCK: 0.0}
 
     task_data = prepare_tasks(stages, tasks, args, scale, main_size, curve_sizes)
@@ -159,20 +149,11 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
                                                     extra_jobs=zero_shot_plan and zero_shot_plan.weighed_jobs())
     zero_shot = zero_shot_plan.combine(zero_shot_records) if zero_shot_plan is not None else None
     finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
-    # A task on which some cell's seeds disagree by more than NOISY_SEED_STD gets seeds up to MORE_SEEDS: its
-    # intervals would otherwise rest on three noisy draws.
     noisy = noisy_tasks(finetuning) if len(seeds) >= 3 and not pretraining_anew else []
     more_seeds = [args.seed + i for i in range(len(seeds), MORE_SEEDS)]
     if noisy and more_seeds:
-        stages.print(f"seed std above {NOISY_SEED_STD} on {', '.join(noisy)}: seeds {more_seeds} for those tasks")
-        for seed in more_seeds:
-            for family in families:
-                pretraining[family].append(shipped_record(family, seed, args))
-        noisy_cells = [cell for cell in cells if cell[0] in noisy]
-        stages.total += sum(len(learning_rates(f, v, t, scale, n == main_size))
-                            for t, f, v, n in noisy_cells) * len(more_seeds)
-        runs += run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
-                                      all_seeds=seeds + more_seeds)[0]
+        runs += run_more_seeds(stages, [cell for cell in cells if cell[0] in noisy], noisy, seeds, more_seeds,
+                               task_data, pretraining, args, scale)
         finetuning, scored = aggregate_cells(cells, runs, seeds, gold, main_size, args.seed, main_variants)
     flag_at_majority(finetuning, scored, baseline_rows, args.seed)
     if zero_shot is not None and zero_shot.get("order_pairs"):  # asked directly vs through a trained head
@@ -204,28 +185,66 @@ def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> 
         if TASKS[task].needs_context:
             results["tasks"][task]["context_gate"] = context_gate([summary for summary, _ in rows])
     if stages.state.is_main_process:
-        if "labeling" in gold:
-            results["labeling_words"] = diagnose_labeling(task_data["labeling"], main_size, scored,
-                                                          baseline_rows["labeling"], pretraining)
-        results["learned_enough"] = diagnostics.learned_enough(results)
-        baseline_units = {task: {summary["name"]: units for summary, units in rows}
-                          for task, rows in baseline_rows.items()}
-        results["claims"] = claims.evaluate_claims(results, scored=scored, baselines=baseline_units)
-        results["multiplicity"] = claims.multiplicity(results["claims"])
-        results["plots"] = plots.write_plots(results, out)
-        clock["scores, claims and report"] = time.time() - begun
-        results["time_split"] = {name: round(seconds, 1) for name, seconds in clock.items()}
-        results["frozen_layers_memo"] = memo_totals(finetuning)
-        results["seconds_total"] = round(time.time() - started, 1)  # this invocation
-        report.write_report(results, out)
-        partial = out / "results.json.partial"
-        partial.write_text(json.dumps(results, indent=2))
-        partial.rename(out / "results.json")
-        if results["frozen_layers_memo"]:
-            stages.print(report.memo_sentence(results["frozen_layers_memo"]))
-        stages.print(f"finished in {results['seconds_total']:.0f} s: {out / 'report.md'}")
+        judge_and_write(results, stages, scored, baseline_rows, task_data, pretraining, clock, begun, started)
     stages.state.wait_for_everyone()
     return results
+
+
+def run_more_seeds(stages, noisy_cells, noisy, seeds, more_seeds, task_data, pretraining, args, scale) -> list:
+    """The runs of ``noisy_cells`` (the cells of the tasks ``noisy``) for ``more_seeds``: a task on which some cell's
+    seeds disagree by more than NOISY_SEED_STD gets seeds up to MORE_SEEDS, or its intervals would rest on three noisy
+    draws. Adds the seeds' pretraining records to ``pretraining``."""
+    stages.print(f"seed std above {NOISY_SEED_STD} on {', '.join(noisy)}: seeds {more_seeds} for those tasks")
+    for seed in more_seeds:
+        for family in pretraining:
+            pretraining[family].append(shipped_record(family, seed, args))
+    main_size = args.task_train or scale.task_train
+    stages.total += sum(len(learning_rates(f, v, t, scale, n == main_size))
+                        for t, f, v, n in noisy_cells) * len(more_seeds)
+    return run_finetuning_stages(stages, noisy_cells, more_seeds, task_data, pretraining, args, scale,
+                                 all_seeds=seeds + more_seeds)[0]
+
+
+def planned_minutes(families, tasks, cells, seeds, args, scale, main_size, pretraining_anew) -> tuple:
+    """``estimate_minutes``'s (low, high) for the plan (None when it has none) and the zero-shot jobs' one-thread
+    seconds (None when there are none to estimate)."""
+    from ..registry import FAMILIES
+
+    # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
+    parameters = {} if pretraining_anew else {
+        f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
+        for f in families}
+    validation = args.task_validation or scale.task_validation or VALIDATION_EXAMPLES
+    zero_shot_seconds = None if pretraining_anew or not zero_shot_wanted(tasks, args) else zero_shot_estimate(
+        {f: shipped_record(f, args.seed, args)["model"] for f in families}, tasks, args, validation)
+    return (estimate_minutes(cells, len(seeds), parameters, scale, main_size, args.cache_frozen_features,
+                             zero_shot_seconds or 0.0), zero_shot_seconds)
+
+
+def judge_and_write(results, stages, scored, baseline_rows, task_data, pretraining, clock, begun, started) -> None:
+    """On the main process: the diagnostics, claims and plots into ``results``, then report.md and results.json
+    (written whole or not at all) into the run's folder."""
+    out = stages.root
+    if "labeling" in baseline_rows:
+        results["labeling_words"] = diagnose_labeling(task_data["labeling"], results["main_train_size"], scored,
+                                                      baseline_rows["labeling"], pretraining)
+    results["learned_enough"] = diagnostics.learned_enough(results)
+    baseline_units = {task: {summary["name"]: units for summary, units in rows}
+                      for task, rows in baseline_rows.items()}
+    results["claims"] = claims.evaluate_claims(results, scored=scored, baselines=baseline_units)
+    results["multiplicity"] = claims.multiplicity(results["claims"])
+    results["plots"] = plots.write_plots(results, out)
+    clock["scores, claims and report"] = time.time() - begun
+    results["time_split"] = {name: round(seconds, 1) for name, seconds in clock.items()}
+    results["frozen_layers_memo"] = memo_totals(results["finetuning"])
+    results["seconds_total"] = round(time.time() - started, 1)  # this invocation
+    report.write_report(results, out)
+    partial = out / "results.json.partial"
+    partial.write_text(json.dumps(results, indent=2))
+    partial.rename(out / "results.json")
+    if results["frozen_layers_memo"]:
+        stages.print(report.memo_sentence(results["frozen_layers_memo"]))
+    stages.print(f"finished in {results['seconds_total']:.0f} s: {out / 'report.md'}")
 
 
 def checkpoint_folder(family: str, args: LineageArguments) -> Path:
