@@ -87,14 +87,7 @@ def build_parser(only=None) -> argparse.ArgumentParser:
 
         analysis_cli.build_parser(analyze_parser)
         analyze_parser.set_defaults(func=_analyze)
-    evaluate_parser = commands.add_parser(
-        "evaluate", help="zero-shot evaluations of saved models, no task head: minimal pairs (BLiMP)",
-        description="hf-lineage evaluate KIND [options]; `hf-lineage evaluate KIND --help` lists KIND's options.")
-    if wanted("evaluate"):
-        from .minimal_pairs import cli as evaluate_cli
-
-        evaluate_cli.build_parser(evaluate_parser)
-        evaluate_parser.set_defaults(func=lambda args: evaluate_cli.run_namespace(vars(args)))
+    _add_command(commands, "evaluate", wanted)
     quantize_parser = commands.add_parser(
         "quantize", help="dynamic int8 copy of a saved model's Linear and LSTM layers (CPU inference)",
         description="hf-lineage quantize MODEL_DIR OUTPUT_DIR: the lineage model saved in MODEL_DIR with its "
@@ -121,6 +114,7 @@ COMMANDS = {
               "zero-shot, with baselines, a ceiling and the vocabulary overlap", "crosslingual.cli"),
     "checkpoints": ("the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub",
                     "checkpoints_cli"),
+    "evaluate": ("zero-shot evaluations of saved models, no task head: minimal pairs (BLiMP)", "evaluations.cli"),
     "convert": ("a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a lineage "
                 "folder, optionally pushed to the Hub", "convert.cli"),
 }

@@ -5,6 +5,7 @@ rows, errors that name the file and line, and the command end to end on the ship
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import torch
 
 from hf_lineage import samples
 from hf_lineage.checkpoints import path as shipped
-from hf_lineage.minimal_pairs import cli as evaluate_cli
+from hf_lineage.evaluations import cli as evaluate_cli
 from hf_lineage.minimal_pairs.model_specs import kind_of_config, resolve_model, resolve_models
 from hf_lineage.minimal_pairs.pairs import MinimalPair, MinimalPairsError, read_pairs
 from hf_lineage.minimal_pairs.scorers import NoSentenceProbability, load_scorer, start_token_id
@@ -484,3 +485,22 @@ def test_evaluate_help_imports_no_torch():
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1]) == {"torch": False, "kinds": True, "options": True}
     assert evaluate_cli.run_namespace({"evaluation": None}) == 2
+
+
+def test_an_evaluation_is_one_table_entry_and_a_module(monkeypatch, tmp_path, capsys):
+    """``hf-lineage evaluate`` is built from ``EVALUATIONS``: a new kind is an entry naming a module with
+    ``description``, ``add_arguments`` and ``run``, and nothing else to change."""
+    import types
+
+    from hf_lineage import evaluations
+
+    module = types.ModuleType("hf_lineage.toy_evaluation")
+    module.description = lambda: "a toy evaluation"
+    module.add_arguments = lambda parser: parser.add_argument("--answer", type=int, required=True) or parser
+    module.run = lambda options: print(f"answer {options['answer']}") or 0
+    monkeypatch.setitem(sys.modules, "hf_lineage.toy_evaluation", module)
+    monkeypatch.setitem(evaluations.EVALUATIONS, "toy", evaluations.Evaluation("asks a toy question",
+                                                                               "toy_evaluation"))
+    assert evaluate_cli.main(["toy", "--answer", "42"]) == 0 and "answer 42" in capsys.readouterr().out
+    parser = evaluate_cli.build_parser(argparse.ArgumentParser(prog="hf-lineage evaluate"))
+    assert "toy" in parser.format_help() and "minimal-pairs" in parser.format_help()

@@ -39,13 +39,6 @@ ORDER_TASK = "order_pairs"
 # time", for what the stage costs).
 BLIMP_PAIRS = BLIMP_SAMPLE_PAIRS
 NGRAM_LABEL = f"Kneser-Ney {DEFAULT_NGRAM_ORDER}-gram"
-# The scoring each kind of model is judged by in the table's main column and in the claim, chosen by the method's
-# merits and not by which scores higher: a causal LM's and the n-gram's sum of log-probabilities, ELMo's two
-# directions summed (the whole biLM), BERT's PLL-word-l2r (Kauf & Ivanova 2023: plain PLL scores a word split into
-# pieces from its own other pieces, which inflates multi-piece words, and BLiMP's pairs often differ in a word that
-# the 8,000-piece vocabulary splits). On the shipped BERT plain PLL scores a little higher on both pair sets
-# (docs/minimal_pairs.md); every scoring is in the results and the grammar table.
-PRIMARY = {"causal": "sum", "ngram": "sum", "elmo": "forward+backward", "masked": "PLL-word-l2r"}
 # The claimed order of the grammar claim: the count-based n-gram first, then the lineage's language models.
 GRAMMAR_ORDER = (NGRAM, "nnlm", "elmo", "gpt", "bert")
 
@@ -281,6 +274,7 @@ def summarize_zero_shot(results: list[dict], job_specs: list[dict], plan: ZeroSh
     import numpy as np
 
     from ..minimal_pairs.pairs import read_pairs
+    from ..minimal_pairs.scorers import SCORERS
     from ..minimal_pairs.tallies import (
         PairOutcomes,
         canonical_groups,
@@ -301,7 +295,7 @@ def summarize_zero_shot(results: list[dict], job_specs: list[dict], plan: ZeroSh
             models[model["label"]] = dict(model)
         for name, entry in result["systems"].items():
             scorings[name] = {"system": model["label"], **entry}
-            if entry["variant"] == PRIMARY[model["kind"]]:
+            if entry["variant"] == SCORERS[model["kind"]].primary:  # the table's main column and the claim's
                 primary[model["label"]] = name
             outcomes[job["pairs"]][name] = PairOutcomes(np.asarray(result["right"][name], dtype=float),
                                                          np.asarray(result["tie"][name], dtype=bool))

@@ -1,5 +1,5 @@
-"""``hf-lineage evaluate KIND``: zero-shot evaluations of saved models, no task head. One kind so far,
-``minimal-pairs`` (``hf-lineage evaluate minimal-pairs --models gpt nnlm elmo bert kneser-ney --data blimp/data``).
+"""``hf-lineage evaluate minimal-pairs`` (``hf-lineage evaluate minimal-pairs --models gpt nnlm elmo bert kneser-ney
+--data blimp/data``): its ``description``, options and ``run``, as ``hf_lineage.evaluations`` asks of an evaluation.
 
 Nothing heavy is imported here: the parser is built without torch (``hf-lineage evaluate minimal-pairs --help``), and
 the models load when the command runs."""
@@ -11,11 +11,6 @@ import sys
 from pathlib import Path
 
 PROG = "hf-lineage evaluate"
-# kind -> one-line help
-EVALUATIONS = {
-    "minimal-pairs": "grammatical vs ungrammatical sentences (BLiMP's format) scored zero-shot by every family and a "
-                     "Kneser-Ney n-gram: accuracy per paradigm, field and phenomenon, BLiMP's published rows beside",
-}
 
 
 def description() -> str:
@@ -62,14 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--pair-scores", action="store_true",
                         help="also write pair_scores.jsonl: every pair's two scores and outcome per scoring")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or per-model lines")
-    return parser
-
-
-def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The ``evaluate`` parser's kinds, each with its options."""
-    kinds = parser.add_subparsers(dest="evaluation", metavar="KIND")
-    sub = kinds.add_parser("minimal-pairs", help=EVALUATIONS["minimal-pairs"], description=description())
-    add_arguments(sub)
     return parser
 
 
@@ -150,17 +137,10 @@ def _given_arguments(args) -> list[str]:
     return words + ["--output-dir", str(args.output_dir)]
 
 
-def run_namespace(namespace: dict) -> int:
-    """``hf-lineage evaluate``'s parsed options: the chosen kind run, or the kinds listed (exit status 2)."""
-    if not namespace.get("evaluation"):
-        print(f"{PROG}: give a KIND: {', '.join(EVALUATIONS)}", file=sys.stderr)
-        return 2
-    return run(namespace)
-
-
 def main(argv=None) -> int:
-    parser = build_parser(argparse.ArgumentParser(prog=PROG, description=description()))
-    return run_namespace(vars(parser.parse_args(argv)))
+    """``python -m hf_lineage.minimal_pairs.cli [options]``: the same as ``hf-lineage evaluate minimal-pairs``."""
+    parser = add_arguments(argparse.ArgumentParser(prog=f"{PROG} minimal-pairs", description=description()))
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

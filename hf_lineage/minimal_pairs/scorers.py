@@ -30,7 +30,7 @@ import numpy as np
 
 from .model_specs import ModelSpec
 from .pairs import MinimalPairsError
-from .text_preparation import prepare
+from .text_preparation import lowercases, prepare
 
 VARIANTS = {
     "causal": {"sum": "Σ log P(token | start, tokens before)"},
@@ -69,12 +69,28 @@ def _progress(total, label, enabled):
 
 
 class Scorer:
-    """Scores raw sentences the way one model reads them. ``variants``: its scorings, name → what it is."""
+    """Scores raw sentences the way one model reads them. What every scorer declares:
+
+    - ``kind``: the kind of model it scores (``model_specs.KINDS``; ``SCORERS`` maps each kind to its scorer);
+    - ``variants``: its scorings, name → what it is (an instance may say more, e.g. the start token it uses);
+    - ``primary``: the one a comparison between models uses, chosen by the method's merits and never by which scores
+      higher;
+    - ``reads``: what its scores are sums over;
+    - ``lowercases``: whether it reads ``The`` as ``the`` (its tokenizer's doing; None where no tokenizer decides).
+    """
+
+    kind: str = ""
+    primary: str = ""
+    reads: str = ""
 
     def __init__(self, spec: ModelSpec):
         self.spec = spec
-        self.variants = VARIANTS[spec.kind]
+        self.variants = dict(VARIANTS[self.kind])
         self.notes: list[str] = []  # what the report should say about this model's scores
+
+    @property
+    def lowercases(self) -> bool | None:
+        return None
 
     def prepared(self, sentence: str) -> str:
         return prepare(sentence, self.spec.text_style)
@@ -121,6 +137,10 @@ class NeuralScorer(Scorer):
                 logging.enable_progress_bar()
         self.model.to(self.device).eval()
 
+    @property
+    def lowercases(self) -> bool:
+        return lowercases(self.tokenizer)
+
     def describe_input(self, sentence: str) -> str:
         ids = self.tokenizer(self.prepared(sentence), add_special_tokens=False)["input_ids"]
         return " ".join(self.tokenizer.convert_ids_to_tokens(ids))
@@ -128,6 +148,8 @@ class NeuralScorer(Scorer):
 
 class CausalScorer(NeuralScorer):
     """Σ_t log P(token_t | start, tokens before t), batched with right padding."""
+
+    kind, primary, reads = "causal", "sum", "the model's tokens, each given those before it"
 
     def __init__(self, spec, device="cpu", batch_size=64):
         super().__init__(spec, device, batch_size)
@@ -183,6 +205,9 @@ class MaskedScorer(NeuralScorer):
     token with pieces of its word to its right)."""
 
     auto_class = "AutoModelForMaskedLM"
+    # PLL-word-l2r: plain PLL scores a word split into pieces from its own other pieces, which inflates many-piece
+    # words (Kauf & Ivanova 2023), and BLiMP's pairs often differ in a word a small vocabulary splits.
+    kind, primary, reads = "masked", "PLL-word-l2r", "the model's tokens, each masked in turn"
 
     def __init__(self, spec, device="cpu", batch_size=128):
         super().__init__(spec, device, batch_size)
@@ -279,6 +304,7 @@ class ElmoScorer(NeuralScorer):
     """ELMo's two language models over ``<S> words </S>``, from its pre-training head (the softmax both share)."""
 
     auto_class = "AutoModelForPreTraining"
+    kind, primary, reads = "elmo", "forward+backward", "words, each given the words on one side"  # the whole biLM
 
     def describe_input(self, sentence):
         ids = self.tokenizer(self.prepared(sentence))["input_ids"]
@@ -326,6 +352,8 @@ class ElmoScorer(NeuralScorer):
 class NgramScorer(Scorer):
     """A Kneser-Ney model trained here, on ``train_files`` or the embedded WikiText-2 sample."""
 
+    kind, primary, reads = "ngram", "sum", "words, each given the order - 1 words before it"
+
     def __init__(self, spec: ModelSpec, train_files=None):
         super().__init__(spec)
         from .. import samples
@@ -360,7 +388,7 @@ class NgramScorer(Scorer):
         return " ".join(w if w in vocabulary else "<unk>" for w in words)
 
 
-SCORERS = {"causal": CausalScorer, "masked": MaskedScorer, "elmo": ElmoScorer}
+SCORERS = {scorer.kind: scorer for scorer in (CausalScorer, MaskedScorer, ElmoScorer, NgramScorer)}
 
 
 def load_scorer(spec: ModelSpec, device: str = "cpu", batch_size: int | None = None, ngram_train_files=None

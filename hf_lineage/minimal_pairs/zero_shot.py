@@ -16,7 +16,7 @@ from ..precision import cpu_name
 from .model_specs import ModelSpec
 from .scorers import load_scorer
 from .tallies import Grouping, canonical_groups, load_published, published_summary, score_pairs, summarize
-from .text_preparation import describe, lowercases
+from .text_preparation import describe
 
 
 def system_name(spec: ModelSpec, variant: str, variants) -> str:
@@ -55,8 +55,8 @@ def evaluate_models(specs, pairs, *, device: str = "cpu", batch_size: int | None
                 log(f"{spec.label}: {spec.why_no_probability} (listed, not scored)")
             continue
         scorer = load_scorer(spec, device=device, batch_size=batch_size, ngram_train_files=ngram_train_files)
-        if spec.kind != "ngram":
-            entry["lowercases"] = lowercases(scorer.tokenizer)
+        if scorer.lowercases is not None:
+            entry["lowercases"] = scorer.lowercases
         entry["example"] = {"sentence": example.good, "reads": scorer.describe_input(example.good)}
         by_variant = score_pairs(scorer, pairs, progress=progress)
         for variant, outcome in by_variant.items():
