@@ -53,6 +53,16 @@ class Family:
     # GPT's task input transformations (Radford et al. 2018, fig. 1): start, delimiter and extract tokens added to
     # the vocabulary when fine-tuning on sentence pairs and question answering.
     task_tokens: bool = False
+    # How ``hf-lineage evaluate minimal-pairs`` and the lineage's zero-shot stage score a sentence with no task head
+    # (``minimal_pairs.scorers.SCORERS``): "masked" (pseudo-log-likelihood), "elmo" (its two directions); unset, a
+    # causal LM's left-to-right log-probability (``causal_lm``) or none. A folder of a word-vector family without a
+    # language-model head has none either way.
+    sentence_scoring: str | None = None
+
+    @property
+    def head_free_scoring(self) -> str | None:
+        """``sentence_scoring``, or "causal" for a causal LM, or None."""
+        return self.sentence_scoring or ("causal" if self.causal_lm else None)
 
 
 # In lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
@@ -76,12 +86,12 @@ FAMILIES = {
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",
                    fast_tokenizer="tokenization_lineage_elmo:LineageElmoTokenizerFast", causal_lm=True,
-                   left_padding=False),
+                   left_padding=False, sentence_scoring="elmo"),
     "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
                   "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True,
                   task_tokens=True),
     "bert": Family("configuration_lineage_bert:LineageBertConfig", "modeling_lineage_bert",
-                   "hf_lineage.objectives.bert:BertObjective", "base"),
+                   "hf_lineage.objectives.bert:BertObjective", "base", sentence_scoring="masked"),
 }
 
 

@@ -160,6 +160,22 @@ def test_the_text_format_comes_from_the_folders_record_or_the_option(tmp_path, f
 # --------------------------------------------------------------------------- models named, kinds
 
 
+def test_a_lineage_familys_scoring_is_its_registry_records_not_its_name(monkeypatch):
+    """A new masked or bidirectional family is scored as its ``Family.sentence_scoring`` says: no module tests a
+    family's name to decide (issue 61)."""
+    import dataclasses
+
+    from hf_lineage import registry
+
+    for name, scoring in (("toymlm", "masked"), ("toybilm", "elmo"), ("toylm", None)):
+        record = dataclasses.replace(registry.FAMILIES["gpt"], sentence_scoring=scoring)
+        monkeypatch.setitem(registry.FAMILIES, name, record)
+        assert kind_of_config({"model_type": f"lineage-{name}", "architectures": []}) == (scoring or "causal")
+    monkeypatch.setitem(registry.FAMILIES, "toyvectors", dataclasses.replace(registry.FAMILIES["bert"],
+                                                                              sentence_scoring=None))
+    assert kind_of_config({"model_type": "lineage-toyvectors", "architectures": []}) == "vectors"
+
+
 def test_model_arguments_name_shipped_checkpoints_folders_and_the_ngram(folders):
     kinds = {family: resolve_model(family).kind for family in ("svd", "nnlm", "word2vec", "glove", "elmo", "gpt",
                                                                 "bert")}

@@ -82,21 +82,19 @@ def kind_of_config(config: dict) -> str:
     model_type = config.get("model_type") or ""
     architectures = config.get("architectures") or []
     family = family_of_model_type(model_type)
-    if family == "elmo":
-        return "elmo"
     causal_head = any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
-    if family is not None and FAMILIES[family].word_vectors and not causal_head:
-        return "vectors"  # svd, word2vec, GloVe: vectors only (NNLM's folders are its causal LM)
+    if family is not None:  # a lineage family: its registry record says (``Family.head_free_scoring``)
+        scoring = FAMILIES[family].head_free_scoring
+        if scoring is None or (FAMILIES[family].word_vectors and not causal_head):
+            return "vectors"  # svd, word2vec, GloVe: vectors only (NNLM's folders are its causal LM)
+        return scoring
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
     )
 
-    if family is not None:
-        causal, masked = FAMILIES[family].causal_lm, family == "bert"
-    else:
-        causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        masked = model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    masked = model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
     if causal and (config.get("is_decoder") or causal_head or not masked):
         return "causal"
     if masked:
