@@ -71,7 +71,7 @@ def pytest_runtest_teardown(item, nextitem):
     """What a test leaves alive (imported modules, session fixtures, caches) is exempted from later cyclic garbage
     collections, as between the lineage's stages: each Trainer.train otherwise walks every object the session has
     made, 0.3 s and more a call."""
-    from hf_lineage.lineage.stages import freeze_long_lived_objects
+    from hf_lineage.experiments.stages import freeze_long_lived_objects
 
     freeze_long_lived_objects()
 

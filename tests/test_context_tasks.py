@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_lineage.lineage import baselines
+from hf_lineage.experiments import baselines
 from hf_lineage.lineage.settings import CONTEXT_TASKS, SAMPLE_PATHS
 
 from conftest import SHARED_DATA  # ../shared/data, or $HF_LINEAGE_SHARED_DATA

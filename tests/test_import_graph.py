@@ -86,6 +86,8 @@ LAYERS = [
         "hf_lineage.compression": "makes trained models smaller (head pruning); beside the recipes that train them",
         "hf_lineage.minimal_pairs": "scores saved models zero-shot on minimal pairs (hf-lineage evaluate); trains "
         "nothing but its n-gram's counts, and the experiment above may report it",
+        "hf_lineage.experiments": "what the experiment commands share (stages, baselines, bootstrap statistics); "
+        "imports nothing of hf_lineage",
         "hf_lineage.evaluations": "hf-lineage evaluate's table of head-free evaluations; each entry names its "
         "command-line module (minimal_pairs.cli), imported by name when the command is built",
     },

@@ -4,7 +4,7 @@ import functools
 import json
 import os
 
-from hf_lineage.lineage.stages import Stages
+from hf_lineage.experiments.stages import Stages
 
 
 def write_and_return(folder, value):

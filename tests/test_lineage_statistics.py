@@ -1,4 +1,4 @@
-"""Baselines (hf_lineage.lineage.baselines) and uncertainty (hf_lineage.lineage.statistics) on tiny hand-made data."""
+"""Baselines (hf_lineage.experiments.baselines) and uncertainty (hf_lineage.experiments.statistics) on tiny hand-made data."""
 
 import random
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from hf_lineage.lineage import baselines as B
-from hf_lineage.lineage import statistics as S
+from hf_lineage.experiments import baselines as B
+from hf_lineage.experiments import statistics as S
 
 # --------------------------------------------------------------------------- baselines
 

@@ -14,7 +14,7 @@ from hf_lineage.lineage import claims, zero_shot_stage as zero_shot
 from hf_lineage.lineage.cli import arguments_from_namespace, build_parser
 from hf_lineage.lineage.report import write_report
 from hf_lineage.lineage.settings import LineageArguments, LineageError, check_arguments
-from hf_lineage.lineage.stages import Stages
+from hf_lineage.experiments.stages import Stages
 from hf_lineage.minimal_pairs.pairs import embedded_sample, read_pairs
 
 from test_lineage_report import make_results, on_tasks, ORDERED, table_rows

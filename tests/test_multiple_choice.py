@@ -15,7 +15,7 @@ from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
 import hf_lineage
 from hf_lineage import samples
-from hf_lineage.lineage import baselines
+from hf_lineage.experiments import baselines
 from hf_lineage.tasks import TASKS, multiple_choice
 from hf_lineage.tasks import run_cli
 

@@ -1,7 +1,7 @@
 """``hf-lineage xling``'s scores, verdicts, vocabulary overlap, report and plot (the run: ``transfer``).
 
 Every score is per-word UPOS accuracy; its interval is the 95 % two-level bootstrap of the lineage report
-(``lineage.statistics.seed_and_unit_interval``: sentences and seeds resampled, so it holds both sources of noise),
+(``experiments.statistics.seed_and_unit_interval``: sentences and seeds resampled, so it holds both sources of noise),
 and every comparison a paired difference with the same resampling. A verdict is given only where the interval of the
 difference excludes zero.
 """
@@ -12,8 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ..lineage.baselines import most_frequent_tag
-from ..lineage.statistics import point_estimate, seed_and_unit_difference, seed_and_unit_interval, unit_scores
+from ..experiments.baselines import most_frequent_tag
+from ..experiments.statistics import point_estimate, seed_and_unit_difference, seed_and_unit_interval, unit_scores
 
 SOURCE = "en"  # the language every zero-shot model is fine-tuned on
 # The systems, in the report's order: name → (what it is, what it was trained on).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from .baselines import TRAINED_BASELINES
+from ..experiments.baselines import TRAINED_BASELINES
 from .scoring import DECISION_RULE
 from .settings import LINEAGE_FAMILIES, ablations, family_label
 

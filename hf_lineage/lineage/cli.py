@@ -16,7 +16,7 @@ from .settings import (
     LineageError,
     default_families,
 )
-from .stages import process_state
+from ..experiments.stages import process_state
 
 
 def description() -> str:

@@ -85,7 +85,7 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     main_variant,
     pretrains,
 )
-from .stages import Stages, process_state
+from ..experiments.stages import Stages, process_state
 
 
 def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> dict:

@@ -19,7 +19,7 @@ from .settings import (
     library_family,
     main_variant,
 )
-from .stages import process_state
+from ..experiments.stages import process_state
 
 
 def untrained_copy(pretrained: Path, target: Path, seed: int) -> Path:

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, LineageFamily, Scale, library_family
-from .stages import process_state
+from ..experiments.stages import process_state
 
 
 def count_parameters(model_dir: Path) -> dict:

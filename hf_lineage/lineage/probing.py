@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .stages import process_state
+from ..experiments.stages import process_state
 
 SENTENCES = 200
 PROPERTIES = ("upos", "number")

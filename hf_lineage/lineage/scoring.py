@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import baselines, statistics
+from ..experiments import baselines, statistics
 from .settings import TASKS
 
 BOOTSTRAP_RESAMPLES = 1000

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from .settings import SAMPLE_PATHS, SAMPLES, TASKS, LineageArguments, Scale
-from .stages import process_state
+from ..experiments.stages import process_state
 
 
 def count_words(paths) -> int:

@@ -283,7 +283,7 @@ def summarize_zero_shot(results: list[dict], job_specs: list[dict], plan: ZeroSh
         published_summary,
         summarize,
     )
-    from .statistics import seed_and_unit_interval
+    from ..experiments.statistics import seed_and_unit_interval
 
     seed = plan.seed
     models, primary, scorings, outcomes = {}, {}, {}, {"blimp": {}, ORDER_TASK: {}}

@@ -23,7 +23,7 @@ both are found before anything is built, so a failed run leaves no output direct
 
 The embedded sample, ``hf_lineage/samples/cloze`` (a cloze over UD English EWT: a sentence with one content word
 blanked, the word and three distractors of its part of speech and frequency band), is in this layout; its
-baselines are ``hf_lineage.lineage.baselines.majority_position``, ``most_frequent_choice`` and ``edge_word_choice``.
+baselines are ``hf_lineage.experiments.baselines.majority_position``, ``most_frequent_choice`` and ``edge_word_choice``.
 ``--do_predict`` writes ``predictions.tsv`` (index, context, the choices, gold label when known, predicted index).
 """
 

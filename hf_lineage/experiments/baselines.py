@@ -12,7 +12,7 @@ Pure functions over task rows (python dicts, as read from the task files)::
                     (or the recipe's {"context", "choices": [...], "label"})
 
 Every baseline returns its predictions in the unit order the task's scorer expects, so the report scores them with the
-same functions as the models (:func:`hf_lineage.lineage.statistics.unit_scores` and ``bleu_statistics``):
+same functions as the models (:func:`hf_lineage.experiments.statistics.unit_scores` and ``bleu_statistics``):
 
 - labeling: one list of tags per validation sentence (scored per token);
 - classification / pairs: one label per validation row;
