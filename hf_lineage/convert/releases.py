@@ -100,6 +100,11 @@ def converter(family: str):
     if family in NO_RELEASE:
         raise ConversionError(f"{family}: no published release exists: {NO_RELEASE[family]}")
     if family not in CONVERTERS:
+        from ..registry import FAMILIES
+
+        if family in FAMILIES:  # a family of the registry with no converter: a new one, or one never released
+            raise ConversionError(f"{family}: no published release to convert (the families with one: "
+                                  f"{', '.join(CONVERTERS)})")
         raise ConversionError(f"unknown family {family!r}; families with a published release: "
                               f"{', '.join(CONVERTERS)}")
     import importlib
