@@ -58,6 +58,9 @@ class Family:
     # causal LM's left-to-right log-probability (``causal_lm``) or none. A folder of a word-vector family without a
     # language-model head has none either way.
     sentence_scoring: str | None = None
+    # What its hidden states are called, the first (the input layer) and the rest (numbered from 1): ELMo's are its
+    # character-CNN token layer and its biLSTM layers.
+    layer_words: tuple[str, str] = ("embeddings", "layer")
 
     @property
     def head_free_scoring(self) -> str | None:
@@ -86,7 +89,7 @@ FAMILIES = {
                    "hf_lineage.objectives.elmo:ElmoObjective", "original",
                    tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",
                    fast_tokenizer="tokenization_lineage_elmo:LineageElmoTokenizerFast", causal_lm=True,
-                   left_padding=False, sentence_scoring="elmo"),
+                   left_padding=False, sentence_scoring="elmo", layer_words=("token", "biLSTM")),
     "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
                   "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True,
                   task_tokens=True),
@@ -105,6 +108,14 @@ def family_spec(family: str) -> Family:
 def word_vector_model_types() -> set[str]:
     """The model types of the families with one vector per word (``Family.word_vectors``): ``{"lineage-svd", ...}``."""
     return {f"lineage-{name}" for name, family in FAMILIES.items() if family.word_vectors}
+
+
+def hidden_layer_names(model_type: str, count: int) -> list[str]:
+    """The names of a model's ``count`` hidden states, as the analyses label them: ``["embeddings", "layer 1", ...]``,
+    or its family's own words (``Family.layer_words``: ELMo's ``["token", "biLSTM 1", ...]``)."""
+    family = family_of_model_type(model_type)
+    first, rest = FAMILIES[family].layer_words if family else Family.layer_words
+    return [first] + [f"{rest} {i}" for i in range(1, count)]
 
 
 def family_of_model_type(model_type: str) -> str | None:

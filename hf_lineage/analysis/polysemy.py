@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import samples as _samples
-from ..registry import word_vector_model_types
+from ..registry import hidden_layer_names, word_vector_model_types
 
 SENTENCES = _samples.ANALYSIS / "polysemy.jsonl"
 STATIC_MODEL_TYPES = word_vector_model_types()  # the registry's: read as WordVectors, input embeddings
@@ -210,10 +210,7 @@ class ModelSource:
     def layer_names(self) -> list[str]:
         if self.static:
             return ["static"]
-        n = _hidden_state_count(self.model, self.tokenizer)
-        if self.family == "elmo":
-            return ["token", *(f"biLSTM {i}" for i in range(1, n))]
-        return ["embeddings", *(f"layer {i}" for i in range(1, n))]
+        return hidden_layer_names(self.model.config.model_type, _hidden_state_count(self.model, self.tokenizer))
 
 
 def load_model(path: str | Path, name: str | None = None) -> ModelSource:

@@ -63,7 +63,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from .. import samples as _samples
-from ..registry import word_vector_model_types
+from ..registry import hidden_layer_names, word_vector_model_types
 from ..contextual import ContextualVectors
 from .options import BOOTSTRAP_SAMPLES, C_GRID, PROPERTIES, SENTENCE_VECTORS
 
@@ -212,8 +212,7 @@ def layer_names(model, tokenizer) -> list[str]:
         return ["vectors"]
     with torch.no_grad():
         count = len(StackedLayers(model).layers(**tokenizer(["a probe"], return_tensors="pt")))
-    first, unit = ("token", "biLSTM") if family_of(model) == "elmo" else ("embeddings", "layer")
-    return [first] + [f"{unit} {i}" for i in range(1, count)]
+    return hidden_layer_names(model.config.model_type, count)
 
 
 def layer_features(model, tokenizer, records: list[dict], batch_size: int = 32) -> list[list[np.ndarray]]:
