@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..convert.releases import PUBLISHED
+from ..experiments.stages import process_state
 from .settings import (
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
@@ -16,7 +17,6 @@ from .settings import (
     LineageError,
     default_families,
 )
-from ..experiments.stages import process_state
 
 
 def description() -> str:

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
+from ..experiments.stages import Stages, process_state
 from ..precision import describe_machine
 from . import claims, diagnostics, plots, report
 from .stage_data import prepare_corpus, prepare_task_data, read_task_file, task_files
@@ -85,7 +86,6 @@ from .settings import (  # noqa: F401 - the public names of ``hf_lineage.lineage
     main_variant,
     pretrains,
 )
-from ..experiments.stages import Stages, process_state
 
 
 def run_lineage(args: LineageArguments, command: str = "hf-lineage lineage") -> dict:

@@ -9,6 +9,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from ..experiments.stages import process_state
 from .settings import (
     FROZEN_TASK_HEAD,
     SHARED_HEAD_KINDS,
@@ -19,7 +20,6 @@ from .settings import (
     library_family,
     main_variant,
 )
-from ..experiments.stages import process_state
 
 
 def untrained_copy(pretrained: Path, target: Path, seed: int) -> Path:

@@ -9,8 +9,8 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, LineageFamily, Scale, library_family
 from ..experiments.stages import process_state
+from .settings import LINEAGE_FAMILIES, REFERENCE_MACHINE, LineageArguments, LineageFamily, Scale, library_family
 
 
 def count_parameters(model_dir: Path) -> dict:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .settings import SAMPLE_PATHS, SAMPLES, TASKS, LineageArguments, Scale
 from ..experiments.stages import process_state
+from .settings import SAMPLE_PATHS, SAMPLES, TASKS, LineageArguments, Scale
 
 
 def count_words(paths) -> int:
