@@ -39,3 +39,20 @@ def test_a_worker_that_dies_fails_its_own_job_and_the_others_finish(tmp_path, ca
     saved = json.loads((tmp_path / "stages/killed/stage.json").read_text())
     assert saved["status"] == "failed"
     assert "killed: FAILED" in capsys.readouterr().out
+
+
+def wait_then_return(folder, value, seconds):
+    import time
+
+    time.sleep(seconds)
+    return {"value": value}
+
+
+def test_each_job_is_recorded_as_it_finishes_not_in_the_order_given(tmp_path, capsys):
+    # A long first job (a large model's zero-shot scoring) must not hold back the later jobs' lines and records.
+    jobs = [("long", {}, functools.partial(wait_then_return, value=0, seconds=4)),
+            ("short", {}, functools.partial(wait_then_return, value=1, seconds=0))]
+    records = Stages(tmp_path, total=2, rerun=False).run_many(jobs, workers=2)
+    assert [r["result"]["value"] for r in records] == [0, 1]  # records still in the jobs' order
+    out = capsys.readouterr().out
+    assert out.index("short: done") < out.index("long: done")

@@ -115,7 +115,7 @@ class Stages:
         """Run ``pending`` (index → (work, spec, folder, where)) in a pool of ``workers`` spawned processes, filling
         ``records``; returns the indices left without a record because the pool broke while they ran."""
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
         from concurrent.futures.process import BrokenProcessPool
 
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or Trainer state shared
@@ -123,9 +123,12 @@ class Stages:
             futures = {}
             for i, (work, spec, folder, where) in pending.items():
                 self._clear(folder)
-                futures[i] = pool.submit(attempt, work, folder, where, 0, False)
+                futures[pool.submit(attempt, work, folder, where, 0, False)] = i
             broken = []
-            for i, future in futures.items():
+            # As each job finishes, not in the order they were given: a long first job would otherwise hold back
+            # every later job's "done" line (and its stage.json) until it ends.
+            for future in as_completed(futures):
+                i = futures[future]
                 try:
                     record = future.result()
                 except BrokenProcessPool:
