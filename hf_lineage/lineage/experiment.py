@@ -210,13 +210,14 @@ def planned_minutes(families, tasks, cells, seeds, args, scale, main_size, pretr
     seconds (None when there are none to estimate)."""
     from ..registry import FAMILIES
 
+    # Each folder's record once: it hashes the weights, seconds for a published checkpoint.
+    records = {} if pretraining_anew else {f: shipped_record(f, args.seed, args) for f in families}
     # A word-vector family's forward pass is a lookup, whatever its vocabulary: its runs cost what small ones do.
-    parameters = {} if pretraining_anew else {
-        f: 0 if FAMILIES[library_family(f)].word_vectors else shipped_record(f, args.seed, args)["parameters"]
-        for f in families}
+    parameters = {f: 0 if FAMILIES[library_family(f)].word_vectors else record["parameters"]
+                  for f, record in records.items()}
     validation = args.task_validation or scale.task_validation or VALIDATION_EXAMPLES
     zero_shot_seconds = None if pretraining_anew or not zero_shot_wanted(tasks, args) else zero_shot_estimate(
-        {f: shipped_record(f, args.seed, args)["model"] for f in families}, tasks, args, validation)
+        {f: record["model"] for f, record in records.items()}, tasks, args, validation)
     return (estimate_minutes(cells, len(seeds), parameters, scale, main_size, args.cache_frozen_features,
                              zero_shot_seconds or 0.0), zero_shot_seconds)
 
@@ -427,7 +428,7 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
         scored = ([f"{ORDER_TASK} validation"] if ORDER_TASK in tasks else []) + (
             [f"{blimp_pairs(args)} BLiMP pairs per paradigm"] if blimp_pairs(args) else [])
         message += (f"; zero-shot: {' and '.join(scored)} scored by each language model and a Kneser-Ney 5-gram"
-                    + (f" (about {_duration(zero_shot_seconds / 60)} of one core, in the fine-tuning workers)"
+                    + (f" ({_about(zero_shot_seconds / 60)} of one core, in the fine-tuning workers)"
                        if zero_shot_seconds else ""))
     if args.precision_note:
         message += f"; precision: {args.precision_note}"
@@ -437,6 +438,12 @@ def plan_message(families, tasks, cells, runs, frozen_only, pretraining_anew, ar
                     f"{_duration(low)} to {_duration(high)} on a 2-core CPU (fewer with more cores; early stopping "
                     "decides where in that range)")
     return message
+
+
+def _about(minutes: float) -> str:
+    """"about 40 min", or "under a minute"."""
+    duration = _duration(minutes)
+    return duration if duration.startswith("under") else f"about {duration}"
 
 
 def _duration(minutes: float) -> str:

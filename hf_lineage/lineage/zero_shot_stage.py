@@ -153,12 +153,11 @@ SENTENCE_TOKENS = {"blimp": 11, ORDER_TASK: 17}
 
 def scoring_seconds(spec, pair_set: str, n: int, validation_examples: int) -> float:
     """A rough estimate of one job's seconds on one CPU thread (the n-gram's and small models' are a few seconds)."""
+    from ..minimal_pairs.model_specs import pretraining_record
+
     if spec.kind == "ngram" or spec.folder is None:
         return 5.0
-    try:
-        parameters = json.loads((Path(spec.folder) / "pretraining.json").read_text()).get("parameters") or 0
-    except (OSError, ValueError):
-        parameters = 0
+    parameters = pretraining_record(spec.folder).get("parameters") or 0
     sentences = 2 * (67 * n if pair_set == "blimp" else validation_examples)
     tokens = SENTENCE_TOKENS[pair_set]
     if spec.kind == "masked":

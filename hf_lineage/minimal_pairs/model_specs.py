@@ -180,18 +180,18 @@ def resolve_model(argument: str, text_format: str = "auto", ngram_train_files=No
     except MinimalPairsError as error:
         raise MinimalPairsError(f"--models {argument}: {error}") from None
     style, why = text_style(folder, text_format)
-    unscored = _record(folder).get("no_sentence_probability") or ""
+    unscored = pretraining_record(folder).get("no_sentence_probability") or ""
     return ModelSpec(argument, label or (source if source in checkpoints.FAMILIES else folder.resolve().name),
                      "unscored" if unscored else kind, where, folder=folder,
                      family=family_of_model_type(config.get("model_type") or ""), text_style=style,
                      text_style_reason=why, unscored_why=unscored)
 
 
-def _record(folder: Path) -> dict:
+def pretraining_record(folder) -> dict:
     """The folder's ``pretraining.json`` (a lineage or converted folder's record), {} when it has none or it is not
     JSON (then nothing in it changes how the model is scored)."""
     try:
-        return json.loads((folder / "pretraining.json").read_text(encoding="utf-8"))
+        return json.loads((Path(folder) / "pretraining.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
