@@ -1,4 +1,4 @@
-"""Overhead of the pre-training engine: BERT-tiny through `hf_lineage.pretrain_dispatch` vs the same model, data,
+"""Overhead of the pre-training engine: BERT-tiny through `hf_lineage.pretraining.dispatch` vs the same model, data,
 optimiser and schedule in a bare PyTorch loop, interleaved in one process; then 2 processes vs 1 on this CPU.
 
     python benchmarks/bench_engine.py --corpus ../shared/data/wikitext-2/wiki.train.tokens --steps 60 --repeats 5
@@ -23,9 +23,9 @@ from transformers import AutoTokenizer, get_scheduler
 import hf_lineage  # noqa: F401
 from hf_lineage.objectives import get_objective
 from hf_lineage.data.examples import EpochPermutationSampler, SeededExamples, load_text
-from hf_lineage.engine.pretrain_arguments import resolve_defaults
+from hf_lineage.pretraining.arguments import resolve_defaults
 from hf_lineage.optimization import build_optimizer
-from hf_lineage.pretrain_dispatch import PretrainArguments, pretrain
+from hf_lineage.pretraining.dispatch import PretrainArguments, pretrain
 
 
 def engine_args(args, tokenizer_dir, output_dir, **extra):
@@ -75,11 +75,11 @@ def run_bare(args, tokenizer_dir, workdir) -> float:
 
 def run_processes(args, tokenizer_dir, workdir, processes: int) -> float:
     out = Path(tempfile.mkdtemp(dir=workdir))
-    launch = [sys.executable, "-m", "hf_lineage.pretrain_cli"]
+    launch = [sys.executable, "-m", "hf_lineage.pretraining"]
     if processes > 1:
         launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
                   str(processes), "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-                  "-m", "hf_lineage.pretrain_cli"]
+                  "-m", "hf_lineage.pretraining"]
     per_device = args.batch_size // processes  # same global batch
     command = launch + ["bert", "--config", "tiny", "--train-file", args.corpus, "--tokenizer",
                         str(tokenizer_dir), "--output-dir",

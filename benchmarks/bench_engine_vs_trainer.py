@@ -41,7 +41,7 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared/data/wikitext-2/w
 def engine_settings(family: str, steps: int, batch: int, seq: int) -> dict:
     """The engine's resolved defaults for ``--config tiny``: what the Trainer side is given too."""
     from hf_lineage.objectives import get_objective
-    from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+    from hf_lineage.pretraining.arguments import PretrainArguments, resolve_defaults
 
     args = PretrainArguments(family=family, config="tiny", output_dir="unused", train_file=["unused"],
                              max_steps=steps, per_device_batch_size=batch, max_seq_length=seq, seed=0)
@@ -120,7 +120,7 @@ def prepare(family, args, workdir: Path) -> Path:
     holds the tokenizer files and config.json side by side."""
     setup = workdir / f"setup_{family}"
     shutil.rmtree(setup, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "hf_lineage.pretrain_cli", family, "--config", "tiny", "--train-file",
+    subprocess.run([sys.executable, "-m", "hf_lineage.pretraining", family, "--config", "tiny", "--train-file",
                     args.corpus, "--max-steps", "1", "--per-device-batch-size", str(args.batch), "--max-seq-length",
                     str(args.seq), "--output-dir", str(setup), "--report-to", "none"], check=True, capture_output=True)
     return setup
@@ -134,7 +134,7 @@ def run_pair(family, args, setup: Path, workdir: Path, order) -> dict:
         cache = Path(tempfile.mkdtemp(dir=workdir, prefix="datasets_cache_"))
         env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "TOKENIZERS_PARALLELISM": "true"}
         if side == "engine":
-            command = [sys.executable, "-m", "hf_lineage.pretrain_cli", family, "--config", "tiny", "--train-file",
+            command = [sys.executable, "-m", "hf_lineage.pretraining", family, "--config", "tiny", "--train-file",
                        args.corpus, "--tokenizer", str(setup), "--max-steps", str(args.steps),
                        "--per-device-batch-size", str(args.batch), "--max-seq-length", str(args.seq), "--seed", "0",
                        "--output-dir", str(out), "--report-to", "none", "--log-every", "1000000000"]

@@ -191,7 +191,7 @@ def engine_case(device, args, toy):
     """The engine end to end against the bare step of the same model on batches from the engine's own loader."""
     import tempfile
 
-    from hf_lineage.pretrain_dispatch import PretrainArguments, pretrain
+    from hf_lineage.pretraining.dispatch import PretrainArguments, pretrain
     from hf_lineage.engine.loaders import build_loaders
     from hf_lineage.objectives import get_objective
 

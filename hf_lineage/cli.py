@@ -106,7 +106,7 @@ def build_parser(only=None) -> argparse.ArgumentParser:
 # module (relative to hf_lineage) whose ``description()``, ``build_parser(parser)`` and ``run_namespace(dict)`` make
 # the rest.
 COMMANDS = {
-    "pretrain": ("pre-train a family on text (Accelerate engine)", "pretrain_cli"),
+    "pretrain": ("pre-train a family on text (Accelerate engine)", "pretraining.cli"),
     "lineage": ("the main job: every family's pretrained checkpoint (shipped, your own or the papers' releases) "
                 "fine-tuned side by side on the same tasks, with baselines; a report that judges the papers' claims",
                 "lineage.cli"),

@@ -28,7 +28,7 @@ def commands() -> list[str]:
 
 def test_the_map_names_every_subpackage_module_and_command():
     assert {"engine", "tasks", "lineage", "analysis", "compression", "word_vector_trainers"} <= set(subpackages())
-    assert "pretrain_dispatch.py" in top_level_modules()
+    assert "pretraining" in subpackages() and "cli.py" in top_level_modules()
     assert {"finetune", "lineage", "analyze", "quantize"} <= set(commands())
     missing = [f"{name}/" for name in subpackages() if f"`{name}/`" not in MAP]
     missing += [name for name in top_level_modules() if f"`{name}`" not in MAP]

@@ -9,8 +9,8 @@ import pytest
 from transformers import AutoConfig
 
 import hf_lineage  # noqa: F401  (registers lineage-* with AutoConfig)
-from hf_lineage.pretrain_cli import main
-from hf_lineage.engine.pretrain_arguments import PretrainError, check_overrides
+from hf_lineage.pretraining.cli import main
+from hf_lineage.pretraining.arguments import PretrainError, check_overrides
 from hf_lineage.registry import FAMILIES, family_classes
 
 from conftest import run_without_hf_lineage

@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from hf_lineage.pretrain_cli import main
+from hf_lineage.pretraining.cli import main
 
 from conftest import REPO
 
@@ -172,8 +172,8 @@ def bert_folder(folder, corpus_text):
 def base_of(family, folder):
     from hf_lineage.engine.base_model import load_base
     from hf_lineage.objectives import get_objective
-    from hf_lineage.engine.pretrain_arguments import resolve_defaults
-    from hf_lineage.pretrain_dispatch import PretrainArguments
+    from hf_lineage.pretraining.arguments import resolve_defaults
+    from hf_lineage.pretraining.dispatch import PretrainArguments
 
     args = PretrainArguments(family=family, output_dir="unused", init_from=str(folder), max_seq_length=32)
     objective = get_objective(family, args)
@@ -185,7 +185,7 @@ def base_of(family, folder):
 def test_a_transformers_openai_gpt_folder_is_continued_through_the_converter(corpus, tmp_path, capsys):
     from hf_lineage.data.examples import load_text
     from hf_lineage.objectives import get_objective
-    from hf_lineage.pretrain_dispatch import PretrainArguments
+    from hf_lineage.pretraining.dispatch import PretrainArguments
 
     folder = tmp_path / "openai-gpt"
     source, tokenizer = openai_gpt_folder(folder, CORPUS + VALIDATION)

@@ -113,7 +113,7 @@ def test_the_engine_trains_gpt_on_a_gpu_in_bf16_from_pinned_batches_without_a_ho
     import json
 
     from hf_lineage.engine import loop
-    from hf_lineage.pretrain_cli import main
+    from hf_lineage.pretraining.cli import main
 
     step, checked = loop.optimizer_step, []
 

@@ -103,7 +103,7 @@ def test_mask_fraction_and_80_10_10_split(tokenizer):
 
 def bert_objective(**given):
     """BERT's pre-training objective with ``hf-lineage pretrain bert``'s switches, the paper's filling the rest."""
-    from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+    from hf_lineage.pretraining.arguments import PretrainArguments, resolve_defaults
     from hf_lineage.objectives import objective_class
 
     args = PretrainArguments(family="bert", output_dir="unused", config="tiny", **given)

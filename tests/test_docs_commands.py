@@ -128,7 +128,7 @@ def check_recipe(words: list[str]) -> list[str]:
     return _unknown(_flags(words[1:]), _dataclass_options(script.stem) | {"--help"})
 
 
-MODULES = {"hf_lineage.pretrain_cli": "pretrain", "hf_lineage.lineage": "lineage"}
+MODULES = {"hf_lineage.pretraining": "pretrain", "hf_lineage.lineage": "lineage"}
 
 
 def check_accelerate(words: list[str]) -> list[str]:

@@ -948,7 +948,7 @@ def test_elmo_objective_sentences_collator_and_optimiser():
     import datasets
 
     from hf_lineage.objectives.elmo import ElmoObjective, elmo_tokenizer_from_corpus
-    from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+    from hf_lineage.pretraining.arguments import PretrainArguments, resolve_defaults
 
     args = PretrainArguments(family="elmo", output_dir="unused", config="original", max_seq_length=5)
     objective = ElmoObjective(args)

@@ -10,8 +10,8 @@ import torch
 from safetensors.torch import load_file
 
 from hf_lineage.engine import loaders as engine_data
-from hf_lineage.pretrain_cli import main
-from hf_lineage.pretrain_dispatch import PretrainArguments
+from hf_lineage.pretraining.cli import main
+from hf_lineage.pretraining.dispatch import PretrainArguments
 
 SAMPLES = Path(__file__).resolve().parents[1] / "hf_lineage" / "samples" / "lineage"
 

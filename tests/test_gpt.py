@@ -808,7 +808,7 @@ def test_gpt_objective_packs_documents_with_end_of_text_and_uses_the_papers_opti
     import datasets
 
     from hf_lineage.objectives.gpt import GPTObjective
-    from hf_lineage.engine.pretrain_arguments import PretrainArguments, resolve_defaults
+    from hf_lineage.pretraining.arguments import PretrainArguments, resolve_defaults
     from hf_lineage.tokenization import train_bpe_tokenizer
 
     args = PretrainArguments(family="gpt", output_dir="unused", config="gpt", max_seq_length=32)  # the paper's size
@@ -849,7 +849,7 @@ def test_gpt_objective_packs_documents_with_end_of_text_and_uses_the_papers_opti
 
 
 def test_pretrain_gpt_streaming(wikitext, tmp_path):
-    from hf_lineage.pretrain_cli import main
+    from hf_lineage.pretraining.cli import main
 
     out = tmp_path / "stream"
     assert main(["gpt", "--config", "tiny", "--train-file", str(wikitext / "train.txt"), "--streaming",

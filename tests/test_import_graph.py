@@ -11,7 +11,7 @@ name (the "module:Name" strings of the registry's family entries).
 
 Circles are looked for twice: between modules, and between the package's folders. The folder graph collapses every
 module to its top-level part (``hf_lineage.engine.loop`` -> ``hf_lineage.engine``; a top-level module such as
-``hf_lineage.pretrain_dispatch`` is its own node, and so is the package root ``hf_lineage``): a folder imports another
+``hf_lineage.cli`` is its own node, and so is the package root ``hf_lineage``): a folder imports another
 when any of its modules, ``__init__`` or ``__main__`` included, imports any module of the other. Two circles lived
 there while the module graph had none: ``engine/cli.py`` -> ``pretrain_dispatch`` -> ``engine``, and
 ``checkpoints/build.py`` -> ``lineage`` -> (``lineage/settings.py``) ``checkpoints``. Both were allowed because LAYERS
@@ -70,14 +70,13 @@ LAYERS = [
         "trainers; nothing below it may import it by name",
     },
     {
-        "hf_lineage.engine": "the one Accelerate loop that runs any objective",
+        "hf_lineage.engine": "the one Accelerate loop that runs any objective, on arguments settled above it (it "
+        "imports nothing of hf_lineage.pretraining: no call back up into the command's modules)",
     },
     {
-        "hf_lineage.pretrain_dispatch": "pretrain(): checks the arguments once, then runs the engine or hands the "
-        "family's CPU trainer its own typed arguments; above both",
-        "hf_lineage.pretrain_cli": "hf-lineage pretrain's command line (and python -m hf_lineage.pretrain_cli, what "
-        "accelerate launch -m runs): the engine's PretrainArguments as flags, the run handed to "
-        "pretrain_dispatch.pretrain, so beside it, above the engine",
+        "hf_lineage.pretraining": "hf-lineage pretrain's command line (python -m hf_lineage.pretraining, what "
+        "accelerate launch -m runs), PretrainArguments settled and checked once, and pretrain(), which hands them "
+        "down to the engine or to the family's CPU trainer as its own typed arguments; above both",
         "hf_lineage.pretrain": "deprecated: the old address of the pretrain names; it warns, and nothing imports it",
     },
     {
@@ -253,6 +252,15 @@ def test_a_folder_sits_on_one_layer():
     assert not deeper, f"LAYERS places modules apart from their folder: {deeper}"
 
 
+def test_the_engine_never_calls_back_up_into_pretraining():
+    """Arguments travel one way: ``hf_lineage.pretraining`` settles them and hands them to the engine, which imports
+    nothing of it (what both need, ``PretrainError``, is the engine's own ``engine.errors``)."""
+    up = [f"{a}:{line} imports {b}" for a, edges in sorted(import_graph().items())
+          if folder_of(a) == "hf_lineage.engine"
+          for b, line in sorted(edges.items()) if folder_of(b) == "hf_lineage.pretraining"]
+    assert up == []
+
+
 def test_every_module_has_a_layer():
     unplaced = [module for module in import_graph() if layer_of(module) is None]
     assert not unplaced, f"add these to a layer in LAYERS (with the reason): {unplaced}"
@@ -319,8 +327,8 @@ OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import")
 
 def test_nothing_imports_the_deprecated_pretrain_module():
     """``hf_lineage.pretrain`` is kept for users' scripts only: the package imports it nowhere, and the tests (but
-    the shim's own, below), benchmarks and recipes use the new places (``pretrain_dispatch``, ``pretrain_cli``,
-    ``python -m hf_lineage.pretrain_cli``)."""
+    the shim's own, below), benchmarks and recipes use the new place (``hf_lineage.pretraining``, ``python -m
+    hf_lineage.pretraining``)."""
     assert [module for module, edges in import_graph().items() if "hf_lineage.pretrain" in edges] == []
     root = PACKAGE.parent
     users = [f"{path.relative_to(root)}:{number}" for folder in ("tests", "benchmarks", "recipes")
@@ -339,26 +347,20 @@ def test_the_old_pretrain_address_still_runs_and_warns_where_users_see_it():
     assert run.returncode == 0, run.stderr[-2000:]
     assert "usage: hf-lineage pretrain" in run.stdout and "--backend" in run.stdout
     assert "FutureWarning: hf_lineage.pretrain is deprecated" in run.stderr
-    assert "python -m hf_lineage.pretrain_cli" in run.stderr
+    assert "python -m hf_lineage.pretraining" in run.stderr
     code = ("import warnings\nwarnings.simplefilter('error')\n"
             "try:\n    import hf_lineage.pretrain\nexcept FutureWarning as w:\n    print('warned', w)\n"
-            "import hf_lineage.pretrain_dispatch as d, hf_lineage.pretrain_cli as c\n"
-            "print(d.pretrain.__module__, c.main.__module__)\n")
+            "import hf_lineage.pretraining as p\n"
+            "print(p.pretrain.__module__, p.PretrainArguments.__module__)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "warned hf_lineage.pretrain is deprecated" in run.stdout
-    assert "hf_lineage.pretrain_dispatch hf_lineage.pretrain_cli" in run.stdout
+    assert "hf_lineage.pretraining.dispatch hf_lineage.pretraining.arguments" in run.stdout
 
 
-def test_python_m_engine_still_runs_the_command_and_warns():
-    """``python -m hf_lineage.engine`` was the command line until it moved above the engine (``pretrain_cli``): its
-    ``__main__`` imports nothing of the package (the graph has no edge from it) and runs the new module by name,
-    with a FutureWarning, so old launch lines keep working."""
-    run = subprocess.run([sys.executable, "-m", "hf_lineage.engine", "--help"], capture_output=True, text=True,
+def test_python_m_pretraining_is_the_command():
+    """``python -m hf_lineage.pretraining`` (what ``accelerate launch -m`` runs) is ``hf-lineage pretrain``."""
+    run = subprocess.run([sys.executable, "-m", "hf_lineage.pretraining", "--help"], capture_output=True, text=True,
                          timeout=300, cwd=PACKAGE.parent)
     assert run.returncode == 0 and "usage: hf-lineage pretrain" in run.stdout, run.stderr[-2000:]
-    assert "FutureWarning" in run.stderr and "python -m hf_lineage.pretrain_cli" in run.stderr
-    assert import_graph()["hf_lineage.engine.__main__"] == {}
-    run = subprocess.run([sys.executable, "-m", "hf_lineage.pretrain_cli", "--help"], capture_output=True, text=True,
-                         timeout=300, cwd=PACKAGE.parent)
-    assert run.returncode == 0 and "usage: hf-lineage pretrain" in run.stdout, run.stderr[-2000:]
+    assert run.stderr == ""

@@ -402,7 +402,7 @@ def test_the_budget_in_seconds_reaches_every_trainer(tmp_path, monkeypatch):
         folder.mkdir(parents=True)
         (folder / "train_results.json").write_text(json.dumps({"train_runtime": 0.5, "epochs": 1, "raw_words": 10}))
 
-    monkeypatch.setattr("hf_lineage.pretrain_dispatch.pretrain", fake_pretrain)
+    monkeypatch.setattr("hf_lineage.pretraining.dispatch.pretrain", fake_pretrain)
     monkeypatch.setattr("hf_lineage.lineage.pretraining.pretraining_result", lambda *a: {})
     args = experiment.LineageArguments(output_dir=str(tmp_path), budget_seconds=7.0)
     corpus = {"train": ["c.txt"], "validation": [], "train_words": 1000}

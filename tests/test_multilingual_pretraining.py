@@ -15,7 +15,7 @@ from hf_lineage.data.languages import (
     smoothed_probabilities,
     smoothed_text,
 )
-from hf_lineage.pretrain_cli import main as pretrain_main
+from hf_lineage.pretraining.cli import main as pretrain_main
 
 # Two made-up languages with disjoint alphabets, so every vocabulary entry can be told to belong to one of them.
 BIG_LETTERS, SMALL_LETTERS = "abcdefghijklm", "nopqrstuvwxyz"

@@ -111,7 +111,7 @@ def test_pretrain_refuses_bf16_on_a_cpu_without_it_before_building_anything(cpu,
 
 def test_pretrain_takes_bf16_where_the_cpu_has_it(cpu, tmp_path):
     """The same arguments pass the check on a CPU with bf16 (the run itself: tests/test_lineage_scales.py)."""
-    from hf_lineage.engine.pretrain_arguments import PretrainArguments, check_precision
+    from hf_lineage.pretraining.arguments import PretrainArguments, check_precision
 
     cpu(WITH_BF16)
     check_precision(PretrainArguments(family="bert", output_dir=str(tmp_path), mixed_precision="bf16"))

@@ -12,8 +12,8 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForPreTraining, AutoTokenizer
 
-from hf_lineage.pretrain_cli import main, parse_set
-from hf_lineage.pretrain_dispatch import PretrainError
+from hf_lineage.pretraining.cli import main, parse_set
+from hf_lineage.pretraining.dispatch import PretrainError
 
 from conftest import REPO
 
@@ -38,11 +38,11 @@ def corpus(tmp_path_factory):
 
 
 def cli(corpus, output_dir, *extra, env=None, launcher=None):
-    """Run ``python -m hf_lineage.pretrain_cli bert`` (or under ``launcher``) in a fresh process."""
+    """Run ``python -m hf_lineage.pretraining bert`` (or under ``launcher``) in a fresh process."""
     args = ["bert", "--config", "tiny", "--train-file", corpus["train"], "--tokenizer",
             corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
-    command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.pretrain_cli", *args]
+    command = (launcher or [sys.executable, "-m"]) + ["hf_lineage.pretraining", *args]
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset
     return subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=600)
@@ -55,7 +55,7 @@ def cli_killed(corpus, output_dir, *extra, when: str) -> int:
             corpus["tokenizer"], "--output-dir",
             str(output_dir), "--report-to", "none", "--per-device-batch-size", "4", "--log-every", "1", *extra]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "hf_lineage.pretrain_cli", *args], env=env,
+    process = subprocess.Popen([sys.executable, "-m", "hf_lineage.pretraining", *args], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     # A checkpoint is written to step_N.partial and renamed when complete: its state file marks it usable.
     done = output_dir / "checkpoints" / when / "engine_state.json"
@@ -381,7 +381,7 @@ def test_a_streamed_text_file_comes_back_whole_and_in_order_across_read_chunks(t
 
 
 def test_a_corpus_is_checked_for_text_without_reading_it_whole(tmp_path):
-    from hf_lineage.engine.pretrain_arguments import _has_text
+    from hf_lineage.pretraining.arguments import _has_text
 
     blank = " \n\t" * 100_000  # several read chunks of whitespace
     (tmp_path / "blank.txt").write_text(blank)

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import hf_lineage.pretrain_dispatch as dispatch
-from hf_lineage.pretrain_cli import main
-from hf_lineage.engine.pretrain_arguments import given_options
+import hf_lineage.pretraining.dispatch as dispatch
+from hf_lineage.pretraining.cli import main
+from hf_lineage.pretraining.arguments import given_options
 from hf_lineage.lineage import pretraining
 from hf_lineage.lineage.settings import SCALES, LineageArguments, default_families
 from hf_lineage.objectives import objective_class
 from hf_lineage.registry import FAMILIES, family_classes
-from hf_lineage.engine.pretrain_arguments import OBJECTIVE_OPTIONS, PretrainArguments, resolve_defaults
+from hf_lineage.pretraining.arguments import OBJECTIVE_OPTIONS, PretrainArguments, resolve_defaults
 
 
 PAPER_CONFIG = {"bert": "base", "gpt": "gpt", "elmo": "original", "nnlm": "mlp1"}
@@ -322,7 +322,7 @@ def bert_run(corpus, out, *extra, family="bert"):
 
 
 def test_the_objective_switches_parse_and_default_to_the_papers():
-    from hf_lineage.pretrain_cli import build_parser
+    from hf_lineage.pretraining.cli import build_parser
 
     given = vars(build_parser().parse_args(["bert", "--output-dir", "o", "--no-next-sentence-prediction",
                                             "--mlm-probability", "0.2", "--mask-split", "0.5,0.25,0.25"]))
@@ -391,7 +391,8 @@ def test_bert_left_to_right_is_the_same_architecture_as_a_causal_lm_on_the_same_
 
 
 def test_a_run_recorded_before_the_switches_existed_resumes_as_the_papers_objective(tmp_path):
-    from hf_lineage.engine.pretrain_arguments import RUN_FILE, check_arguments, run_identity
+    from hf_lineage.engine.resume import RUN_FILE, run_identity
+    from hf_lineage.pretraining.arguments import check_arguments
 
     train = tmp_path / "train.txt"
     train.write_text("a b c.\n\nd e f.\n")

@@ -117,7 +117,7 @@ def pretrain_model(name: str, texts: dict[str, list[str]], args: CrosslingualArg
                    folder: Path) -> dict:
     """One BERT through the engine: every model of a run gets the scale's size, vocabulary size, batch, sequence
     length and the same number of steps, whatever text it reads."""
-    from ..pretrain_dispatch import PretrainArguments, pretrain
+    from ..pretraining.dispatch import PretrainArguments, pretrain
 
     scale = SCALES[args.scale]
     config, overrides, training = scale.family_sizes("bert")

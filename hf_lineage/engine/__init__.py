@@ -1,28 +1,29 @@
 """The one pre-training engine every family shares, on Accelerate: one CPU, one GPU or many machines.
 
     hf-lineage pretrain bert --config tiny --train-file corpus.txt --output-dir out/bert
-    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain_cli bert ...
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretraining bert ...
 
-or from Python (``hf_lineage.pretrain_dispatch.pretrain`` checks the arguments, then hands the run to this engine or
-to the family's own CPU trainer, ``hf_lineage.word_vector_trainers``)::
+or from Python (``hf_lineage.pretraining.pretrain`` settles the arguments, then hands the run to this engine or to
+the family's own CPU trainer, ``hf_lineage.word_vector_trainers``)::
 
-    from hf_lineage.pretrain_dispatch import PretrainArguments, pretrain
+    from hf_lineage.pretraining import PretrainArguments, pretrain
     pretrain(PretrainArguments(family="bert", train_file=["corpus.txt"], output_dir="out/bert", max_steps=100))
 
 The family's ``PretrainingObjective`` (``hf_lineage.objectives``) decides the tokenizer, the examples, the collator,
 the loss normalisation and the paper's optimiser defaults; the engine does the rest, the same way for everyone.
-``run_engine()`` below is the whole run, step by step, on arguments already checked; each step lives in the module it
-names.
+``run_engine()`` below is the whole run, step by step, on arguments settled and checked above it
+(``hf_lineage.pretraining``: ``PretrainArguments``, ``settle_arguments``), which this folder never imports; each step
+lives in the module it names.
 
-* ``pretrain_arguments`` — ``PretrainArguments`` and the checks made before any work;
 * ``base_model``   — continued pre-training (``--init-from``): the saved model a run starts from, and its checks;
 * ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
 * ``resume``       — the run's folder, checkpoints and resume;
-* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``).
+* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
+* ``errors``       — ``PretrainError``, a run's bad input in one line, which the checks above raise too.
 
-The command line, ``hf-lineage pretrain`` (``python -m hf_lineage.pretrain_cli``), is ``hf_lineage.pretrain_cli``,
-above ``hf_lineage.pretrain_dispatch`` (it runs either backend) and so above this folder, which imports neither.
+The command line, ``hf-lineage pretrain`` (``python -m hf_lineage.pretraining``), and the dispatch between this engine
+and the CPU trainers are ``hf_lineage.pretraining``, above this folder, which imports nothing of it.
 
 Reproducibility is exact by construction: data order and masking depend on (seed, epoch, index) only, never on the
 number of processes or where a run was resumed (``hf_lineage.data.examples``); losses are normalised by counts over
@@ -37,20 +38,20 @@ from typing import TYPE_CHECKING
 
 from ..pretrained_folder import push_folder
 from ..registry import family_classes
-from .pretrain_arguments import PretrainArguments, PretrainError, hub_model_id
+from .errors import PretrainError
 
 if TYPE_CHECKING:
     from ..objectives import PretrainingObjective
 
-__all__ = ["PretrainArguments", "PretrainError", "run_engine"]
+__all__ = ["PretrainError", "run_engine"]
 
 
-def run_engine(args: PretrainArguments, objective: PretrainingObjective, given: set[str]) -> str:
-    """Pre-train ``args.family`` on the engine, from arguments ``pretrain_dispatch.pretrain`` has checked and settled
-    (``given``: the options as the caller gave them); returns the output directory, which then holds a
-    ``save_pretrained`` model."""
+def run_engine(args, objective: PretrainingObjective, given: set[str]) -> str:
+    """Pre-train ``args.family`` on the engine, from arguments ``hf_lineage.pretraining.pretrain`` has checked and
+    settled (a ``PretrainArguments``; ``given``: the options as the caller gave them); returns the output directory,
+    which then holds a ``save_pretrained`` model."""
     # The steps' modules (torch, Accelerate, datasets) are imported here, when a run starts, so that importing the
-    # engine (``hf-lineage pretrain --help`` reads PretrainArguments and this docstring) imports none of them.
+    # engine (``hf-lineage pretrain --help`` reads this docstring) imports none of them.
     from .base_model import continued_model, load_base
     from .loaders import build_loaders, load_data
     from .loop import Run, build_scheduler, describe_run, plan_training, start_accelerator, train
@@ -90,7 +91,12 @@ def run_engine(args: PretrainArguments, objective: PretrainingObjective, given: 
     return str(output_dir)
 
 
-def push_if_asked(args: PretrainArguments, output_dir) -> None:
+def hub_model_id(args) -> str:
+    """Where ``--push-to-hub`` pushes: ``--hub-model-id``, or the output folder's name."""
+    return args.hub_model_id or Path(args.output_dir).resolve().name
+
+
+def push_if_asked(args, output_dir) -> None:
     """``--push-to-hub``: the saved folder to the Hub (checked before training: ``check_hub_arguments``). A failed
     push leaves the folder as it is and says how to push it again."""
     if not args.push_to_hub:

@@ -20,7 +20,7 @@ import torch
 
 from ..objectives import objective_class
 from ..registry import FAMILIES, family_classes, family_of_model_type
-from .pretrain_arguments import PretrainError
+from .errors import PretrainError
 
 # Options that choose the tokenizer or the size, which a continued run takes from its base.
 SET_BY_THE_BASE = ("tokenizer", "vocab_size", "config")

@@ -10,8 +10,12 @@ from pathlib import Path
 import torch
 
 from ..data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, corpus_paths, load_text
-from .pretrain_arguments import DATALOADER_WORKERS_ON_GPU, PretrainError
+from .errors import PretrainError
 from .resume import start_output_dir
+
+# Worker processes that collate batches (BERT's masking and pairing, padding) while a GPU computes. On a CPU they would
+# take cores from the computation itself, so the batches are made in the main process there.
+DATALOADER_WORKERS_ON_GPU = 2
 
 
 def load_data(args, objective, accelerator, output_dir: Path, base=None):

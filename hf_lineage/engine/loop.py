@@ -10,6 +10,7 @@ across world sizes.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from contextlib import nullcontext
@@ -21,9 +22,21 @@ from typing import Any
 import torch
 
 from ..optimization import CLOCK_POSITIONS, set_schedule_position
-from .pretrain_arguments import PretrainArguments, PretrainError, check_not_silently_replicated
+from .errors import PretrainError
 from .resume import save_checkpoint, set_rng_states
 from .loaders import Loaders
+
+
+def check_not_silently_replicated(accelerator) -> None:
+    """Several processes launched (torchrun, WORLD_SIZE > 1) but Accelerate not distributed: every process would
+    train its own unsynchronised copy and nothing would warn. Stop instead."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and accelerator.num_processes == 1:
+        raise PretrainError(
+            f"WORLD_SIZE={world} processes were launched but Accelerate is not running distributed, so each "
+            "process would train an unsynchronised replica. On CPU set ACCELERATE_USE_CPU=1 and launch with "
+            "`accelerate launch --multi_gpu --num_processes N` (or torchrun); on GPUs check the accelerate config."
+        )
 
 
 def report_to(args) -> str | None:
@@ -119,7 +132,7 @@ def build_scheduler(args, optimizer, plan: Plan):
 class Run:
     """A prepared run: what the loop steps, evaluates and finally saves."""
 
-    args: PretrainArguments
+    args: Any  # hf_lineage.pretraining's PretrainArguments, settled
     objective: Any
     accelerator: Any
     model: Any

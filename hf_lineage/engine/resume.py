@@ -13,9 +13,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .pretrain_arguments import RUN_FILE, run_identity
-
+RUN_FILE = "run_args.json"
+# Arguments that define *what* is trained; a resumed run must agree on all of them.
+IDENTITY_FIELDS = (
+    "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
+    "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size",
+    "gradient_accumulation_steps", "init_from", "next_sentence_prediction", "mlm_probability", "mask_split",
+)
+# What a run recorded before an identity field existed had that field's default (the objective's options: the
+# family's, ``hf_lineage.pretraining.arguments.OBJECTIVE_OPTIONS``).
+IDENTITY_DEFAULTS = {"language_alpha": 0.7, "init_from": None}
 STATE_FILE = "engine_state.json"
+
+
+def run_identity(args) -> dict:
+    """The arguments that define the run (``IDENTITY_FIELDS``), as ``RUN_FILE`` stores them."""
+    return {k: getattr(args, k) for k in IDENTITY_FIELDS}
 
 
 def start_output_dir(args, tokenizer, output_dir: Path) -> None:

@@ -127,7 +127,7 @@ def run_namespace(namespace: dict) -> int:
     status 1 after the report is written."""
     if namespace.get("compare"):
         return compare_namespace(namespace)
-    from ..pretrain_cli import end_processes
+    from ..pretraining.cli import end_processes
     from . import experiment
 
     given = sys.argv[2:] if sys.argv[1:2] == ["lineage"] else sys.argv[1:]  # hf-lineage lineage / python -m

@@ -3,7 +3,7 @@
 Every requested family (NNLM → word2vec → ELMo → GPT → BERT) starts from the checkpoint the package ships
 (``hf_lineage.checkpoints``: pretrained once, on the whole WikiText-2 training text, under one equal compute budget)
 or is pretrained anew (``--pretrain``) on the same corpus with the same budget by the shared engine or its own CPU
-trainer (``hf_lineage.pretrain_dispatch``); it is then fine-tuned on the tasks by the recipes' own code
+trainer (``hf_lineage.pretraining``); it is then fine-tuned on the tasks by the recipes' own code
 (``hf_lineage.tasks``); the numbers go into ``report.md``, ``results.json`` and PNG plots.
 
     hf-lineage lineage                                   # the default: shipped checkpoints, embedded tasks

@@ -1,4 +1,4 @@
-"""The pretraining stage: every family through ``hf_lineage.pretrain_dispatch.pretrain`` on the same corpus and
+"""The pretraining stage: every family through ``hf_lineage.pretraining.pretrain`` on the same corpus and
 budget, and the numbers the report needs from its ``train_results.json``."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def pretrain_family(family: str, scale: Scale, args: LineageArguments, corpus: d
                     seed: int | None = None) -> dict:
     """One family's pretraining stage: the engine (or word2vec's CPU trainer) on the shared corpus and budget. An
     ablation (``bert-no-nsp``, ``bert-ltr``) is its library family's run with its own ``pretrain_options``."""
-    from ..pretrain_dispatch import PretrainArguments, pretrain
+    from ..pretraining.dispatch import PretrainArguments, pretrain
 
     config, overrides, training = scale.family_sizes(family)
     model_dir = folder / "model"

@@ -50,7 +50,7 @@ class PretrainingObjective:
     # ``hf_lineage.data.languages``); ``language_report`` then says per language what was drawn.
     multilingual: ClassVar[bool] = False
     language_report: dict | None = None
-    # The switches of its objective it takes (``engine.pretrain_arguments.OBJECTIVE_OPTIONS``: BERT's NSP, masking
+    # The switches of its objective it takes (``pretraining.arguments.OBJECTIVE_OPTIONS``: BERT's NSP, masking
     # rate and split); the others are refused.
     objective_options: ClassVar[tuple[str, ...]] = ()
 

@@ -4,7 +4,7 @@
 
 The engine and word2vec's CPU trainer (``hf_lineage.word_vector_trainers.word2vec``, ``hf_lineage.train_word2vec``)
 train the same model on the same vocabulary and write the same folder (model, tokenizer, ``train_results.json``);
-``hf_lineage.pretrain_dispatch.pretrain`` picks between them (``--backend``). The CPU trainer's arguments
+``hf_lineage.pretraining.pretrain`` picks between them (``--backend``). The CPU trainer's arguments
 (``cpu_trainer_arguments``: tokenizer, config fields and validation loss) come from this objective; both take their
 vocabulary tables from ``hf_lineage.word_vector_trainers.word2vec_sampling``.
 """

@@ -11,7 +11,7 @@ engine's loop.
   ``hf_lineage.train_glove``): AdaGrad over the non-zero counts in a numba kernel, not over token sequences.
 
 A family names its trainer in its registry entry (``hf_lineage.registry.Family.cpu_trainer``);
-``hf_lineage.pretrain_dispatch.pretrain`` chooses between it and the engine (``--backend``: ``use_cpu_backend``) and
+``hf_lineage.pretraining.pretrain`` chooses between it and the engine (``--backend``: ``use_cpu_backend``) and
 calls the trainer with its own typed arguments (``Word2VecTrainingArguments``, ``SvdTrainingArguments``,
 ``GloveTrainingArguments``), which the
 family's objective builds. Nothing here reads the engine's ``PretrainArguments`` or imports ``hf_lineage.engine``.

@@ -1,6 +1,7 @@
 """``PretrainArguments``, every option of ``hf-lineage pretrain``, and the checks run on them before any work: what
-can be refused without reading the data is refused before anything is written. The choice of backend, which reads
-them first, is ``hf_lineage.pretrain_dispatch``'s."""
+can be refused without reading the data is refused before anything is written. ``settle_arguments`` is the one place
+they are settled (the family's defaults filled in, then checked); the engine and the CPU trainers below receive them
+settled. The choice of backend, which reads them first, is ``hf_lineage.pretraining.dispatch``'s."""
 
 from __future__ import annotations
 
@@ -10,19 +11,11 @@ import sys
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
+from ..engine import hub_model_id
+from ..engine.errors import PretrainError
 from ..pretrained_folder import check_push
 from ..registry import FAMILIES
 
-RUN_FILE = "run_args.json"
-# Arguments that define *what* is trained; a resumed run must agree on all of them.
-IDENTITY_FIELDS = (
-    "family", "config", "overrides", "train_file", "language_alpha", "validation_file", "dataset_name",
-    "dataset_config", "tokenizer", "vocab_size", "max_seq_length", "seed", "per_device_batch_size",
-    "gradient_accumulation_steps", "init_from", "next_sentence_prediction", "mlm_probability", "mask_split",
-)
-# What a run recorded before an identity field existed had that field's default (the objective's options: the
-# family's, ``OBJECTIVE_OPTIONS``).
-IDENTITY_DEFAULTS = {"language_alpha": 0.7, "init_from": None}
 # BERT's pre-training objective, switchable for its ablations (Devlin et al. 2018, section 5.1 and appendix C.2):
 # next-sentence prediction on or off, the share of tokens masked, and what becomes of them. Refused for a family whose
 # objective does not take them (``PretrainingObjective.objective_options``).
@@ -90,19 +83,9 @@ class PretrainArguments:
     hub_model_id: str | None = None  # None: the output folder's name, in the token's own namespace (as Trainer)
 
 
-# Worker processes that collate batches (BERT's masking and pairing, padding) while a GPU computes. On a CPU they would
-# take cores from the computation itself, so the batches are made in the main process there.
-DATALOADER_WORKERS_ON_GPU = 2
-
-
-class PretrainError(ValueError):
-    """Bad input detected before training starts; the message names the problem."""
-
-
 def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> None:
     """Refuse what the family does not use, fill in its defaults and check the rest, for the backend chosen
-    (``hf_lineage.pretrain_dispatch.use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the
-    engine."""
+    (``dispatch.use_cpu_backend``): the family's own CPU trainer (``cpu_backend``) or the engine."""
     given = given_options(args)
     foreign = set(given) & set(OBJECTIVE_OPTIONS) - set(objective.objective_options)
     if foreign:
@@ -169,18 +152,6 @@ def check_objective(args: PretrainArguments, objective) -> None:
                                 "--no-next-sentence-prediction (Devlin et al.'s \"LTR & No NSP\")")
 
 
-def check_not_silently_replicated(accelerator) -> None:
-    """Several processes launched (torchrun, WORLD_SIZE > 1) but Accelerate not distributed: every process would
-    train its own unsynchronised copy and nothing would warn. Stop instead."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and accelerator.num_processes == 1:
-        raise PretrainError(
-            f"WORLD_SIZE={world} processes were launched but Accelerate is not running distributed, so each "
-            "process would train an unsynchronised replica. On CPU set ACCELERATE_USE_CPU=1 and launch with "
-            "`accelerate launch --multi_gpu --num_processes N` (or torchrun); on GPUs check the accelerate config."
-        )
-
-
 def _check_files(paths, flag):
     for path in paths or []:
         if not os.path.isfile(path):
@@ -240,11 +211,6 @@ def check_overrides(config_class, overrides: dict, extra=()) -> None:
             overrides[name] = float(value)
 
 
-def run_identity(args) -> dict:
-    """The arguments that define the run (``IDENTITY_FIELDS``), as ``RUN_FILE`` stores them."""
-    return {k: getattr(args, k) for k in IDENTITY_FIELDS}
-
-
 def check_arguments(args: PretrainArguments, objective) -> None:
     """Everything that can be checked without reading the data, before anything is written."""
     from ..data.examples import corpus_paths  # torch: imported here, not by `hf-lineage pretrain --help`
@@ -277,6 +243,14 @@ def check_arguments(args: PretrainArguments, objective) -> None:
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PretrainError(f"--{name.replace('_', '-')} must be at least 1")
     check_hub_arguments(args)
+    check_output_dir(args, objective)
+
+
+def check_output_dir(args: PretrainArguments, objective) -> None:
+    """A new run's output folder is empty (or ``--overwrite-output-dir``); a resumed one holds the same run (its
+    ``run_args.json``, which the engine wrote: ``engine.resume``)."""
+    from ..engine.resume import IDENTITY_DEFAULTS, RUN_FILE, run_identity  # torch: not for --help
+
     out = Path(args.output_dir)
     if args.resume_from:
         if not (out / RUN_FILE).is_file():
@@ -295,11 +269,6 @@ def check_arguments(args: PretrainArguments, objective) -> None:
             f"{out} is not empty (it holds another run or other files). Use a new --output-dir, "
             "--resume-from latest to continue the run it holds, or --overwrite-output-dir."
         )
-
-
-def hub_model_id(args: PretrainArguments) -> str:
-    """Where ``--push-to-hub`` pushes: ``--hub-model-id``, or the output folder's name."""
-    return args.hub_model_id or Path(args.output_dir).resolve().name
 
 
 def check_hub_arguments(args: PretrainArguments) -> None:

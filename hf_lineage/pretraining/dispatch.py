@@ -5,11 +5,11 @@
 
 or from Python::
 
-    from hf_lineage.pretrain_dispatch import PretrainArguments, pretrain
+    from hf_lineage.pretraining import PretrainArguments, pretrain
     pretrain(PretrainArguments(family="bert", train_file=["corpus.txt"], output_dir="out/bert", max_steps=100))
 
 This module sits above both backends. The backend is chosen first, from the options as given (``use_cpu_backend``);
-the arguments are then settled and checked once, for that backend (``engine.pretrain_arguments.settle_arguments``).
+the arguments are then settled and checked once, for that backend (``arguments.settle_arguments``), and handed down.
 Then either the engine runs (``hf_lineage.engine.run_engine``) or the family's CPU trainer (its registry entry's
 ``cpu_trainer``: ``hf_lineage.word_vector_trainers``) is called with its own typed arguments, which the family's
 objective builds (``cpu_trainer_arguments``): the trainers read no ``PretrainArguments``.
@@ -21,11 +21,11 @@ import os
 
 import torch
 
-from .engine import push_if_asked, run_engine
-from .engine.base_model import check_continuable
-from .engine.pretrain_arguments import PretrainArguments, PretrainError, given_options, option_flags, settle_arguments
-from .objectives import get_objective
-from .registry import FAMILIES, load_object
+from ..engine import push_if_asked, run_engine
+from ..engine.base_model import check_continuable
+from ..objectives import get_objective
+from ..registry import FAMILIES, load_object
+from .arguments import PretrainArguments, PretrainError, given_options, option_flags, settle_arguments
 
 __all__ = ["BACKENDS", "PretrainArguments", "PretrainError", "pretrain", "use_cpu_backend"]
 

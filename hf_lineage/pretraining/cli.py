@@ -1,10 +1,9 @@
-"""``hf-lineage pretrain`` (and ``python -m hf_lineage.pretrain_cli``, the module ``accelerate launch -m`` runs): one
-flag per field of the engine's ``PretrainArguments``, the run handed to ``hf_lineage.pretrain_dispatch.pretrain``, which
-picks the engine or the family's own CPU trainer. It sits beside that module, above the engine (it was
-``hf_lineage/engine/cli.py``, whose import of ``pretrain_dispatch`` made a circle between the folders)::
+"""``hf-lineage pretrain`` (and ``python -m hf_lineage.pretraining``, the module ``accelerate launch -m`` runs): one
+flag per field of ``PretrainArguments``, the run handed to ``dispatch.pretrain``, which settles the arguments and
+picks the engine or the family's own CPU trainer::
 
-    python -m hf_lineage.pretrain_cli bert --config tiny --train-file corpus.txt --output-dir out/bert
-    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretrain_cli bert ...
+    python -m hf_lineage.pretraining bert --config tiny --train-file corpus.txt --output-dir out/bert
+    accelerate launch --config_file recipes/accelerate/multi_gpu.yaml -m hf_lineage.pretraining bert ...
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ import json
 import sys
 from dataclasses import fields
 
-from . import engine
-from .engine.pretrain_arguments import PretrainArguments, PretrainError
+from .. import engine
+from .arguments import PretrainArguments, PretrainError
 
 
 def parse_set(pairs: list[str]) -> dict:
@@ -34,7 +33,7 @@ def parse_set(pairs: list[str]) -> dict:
 
 def parse_mask_split(text: str) -> tuple[float, ...]:
     """``--mask-split 0.8,0.1,0.1``: the shares of the masked tokens replaced by [MASK], by a random token and kept
-    (checked, with their sum, before anything is written: ``pretrain_arguments.check_objective``)."""
+    (checked, with their sum, before anything is written: ``arguments.check_objective``)."""
     try:
         return tuple(float(share) for share in text.split(","))
     except ValueError:
@@ -88,7 +87,7 @@ FLAG_HELP = {
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    from .registry import FAMILIES
+    from ..registry import FAMILIES
 
     parser = parser or argparse.ArgumentParser(prog="hf-lineage pretrain", description=description())
     parser.add_argument("family", help=f"model family: {', '.join(FAMILIES)}")
@@ -127,7 +126,7 @@ def main(argv=None) -> int:
 def run_namespace(namespace: dict) -> int:
     from huggingface_hub.errors import StrictDataclassError
 
-    from .pretrain_dispatch import pretrain  # torch: imported when a run starts, not for the parser or --help
+    from .dispatch import pretrain  # torch: imported when a run starts, not for the parser or --help
 
     namespace = {k: v for k, v in namespace.items() if k not in ("command", "func")}
     try:
