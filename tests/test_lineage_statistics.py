@@ -317,6 +317,67 @@ def test_paired_difference():
         S.paired_bootstrap_difference(np.ones(3), np.ones(4))
 
 
+def _stratified_reference(values, strata, n, seed):
+    """stratified_bootstrap_means written out: per stratum its own generator (seed, CRC-32 of the name) drawing all
+    resamples at once, as the function does (numpy's bounded integers come out differently drawn one resample at a
+    time); then every mean by hand, resample by resample."""
+    import zlib
+
+    out = np.empty((n, len(values), len(strata)))
+    for k, (name, members) in enumerate(strata.items()):
+        draws = np.random.default_rng([seed, zlib.crc32(name.encode())]).integers(0, len(members),
+                                                                                 size=(n, len(members)))
+        for r in range(n):
+            for system, row in enumerate(values):
+                out[r, system, k] = sum(row[members[i]] for i in draws[r]) / len(members)
+    return out
+
+
+def _strata(sizes, rng):
+    """Strata of the given sizes over interleaved units (a stratum's units are not contiguous)."""
+    labels = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    return {f"stratum {k}": np.flatnonzero(labels == k) for k in range(len(sizes))}
+
+
+def test_the_stratified_bootstrap_is_its_reference_computation():
+    rng = np.random.default_rng(5)
+    strata = _strata([7, 1, 12, 4], rng)
+    halves = rng.integers(0, 3, size=(3, 24)) / 2  # 0, 0.5, 1 as the minimal pairs' outcomes: exact sums
+    means = S.stratified_bootstrap_means(halves, strata, n=50, seed=11)
+    assert means.shape == (50, 3, 4)
+    assert np.array_equal(means, _stratified_reference(halves, strata, 50, 11))
+    noisy = rng.standard_normal((2, 24))
+    np.testing.assert_allclose(S.stratified_bootstrap_means(noisy, strata, n=30, seed=2),
+                               _stratified_reference(noisy, strata, 30, 2), rtol=1e-12)
+    # A stratum's draws are its own: the same without the other strata, in another order, in another call.
+    alone = S.stratified_bootstrap_means(halves, {"stratum 2": strata["stratum 2"]}, n=50, seed=11)
+    assert np.array_equal(alone[:, :, 0], means[:, :, 2])
+    backwards = S.stratified_bootstrap_means(halves[:1], dict(reversed(strata.items())), n=50, seed=11)
+    assert np.array_equal(backwards[:, 0, ::-1], means[:, 0])
+    assert not np.array_equal(S.stratified_bootstrap_means(halves, strata, n=50, seed=12), means)
+
+    assert S.stratified_mean(halves[0], strata) == pytest.approx(
+        np.mean([halves[0][members].mean() for members in strata.values()]))
+    assert S.stratified_mean([1, 1, 0, 0], {"a": np.array([0]), "b": np.array([1, 2, 3])}) == pytest.approx(2 / 3)
+    low, high = S.stratified_mean_interval(means[:, 0, [0, 2]], confidence=0.9)
+    assert (low, high) == tuple(np.percentile(_stratified_reference(halves, strata, 50, 11)[:, 0, [0, 2]].mean(-1),
+                                              [5, 95]))
+
+
+def test_the_paired_stratified_difference_is_its_reference_computation():
+    rng = np.random.default_rng(8)
+    strata = _strata([20, 5, 9], rng)
+    a, b = rng.integers(0, 3, size=(2, 34)) / 2
+    found = S.paired_stratified_bootstrap_difference(a, b, strata, n=200, seed=4, confidence=0.8)
+    reference = _stratified_reference(np.stack([a, b]), strata, 200, 4).mean(-1)
+    assert found.difference == pytest.approx(S.stratified_mean(a, strata) - S.stratified_mean(b, strata))
+    assert (found.low, found.high) == tuple(np.percentile(reference[:, 0] - reference[:, 1], [10, 90]))
+    assert found.low < found.difference < found.high
+    assert tuple(S.paired_stratified_bootstrap_difference(a, a, strata, n=50)) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        S.paired_stratified_bootstrap_difference(a, b, strata, n=0)
+
+
 def test_mean_and_spread():
     spread = S.mean_and_spread([1.0, 2.0, 3.0])
     assert spread == (2.0, 1.0, 1.0, 3.0)

@@ -16,10 +16,16 @@ paradigm's draws do not depend on which others are present, and every model is r
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..experiments.statistics import (
+    paired_stratified_bootstrap_difference,
+    stratified_bootstrap_means,
+    stratified_mean,
+    stratified_mean_interval,
+)
 
 LEVELS = ("fields", "phenomena", "paradigms")
 
@@ -93,19 +99,6 @@ def _members(paradigms, of) -> dict:
     return dict(sorted(groups.items()))
 
 
-def bootstrap_paradigm_accuracies(grouping: Grouping, rights: np.ndarray, resamples: int = 1000, seed: int = 0
-                                  ) -> np.ndarray:
-    """(S, systems, paradigms) accuracies of ``resamples`` resamples of each paradigm's pairs; ``rights`` is
-    (systems, pairs). Seeded per paradigm (``seed`` and a CRC of its name)."""
-    out = np.empty((resamples, rights.shape[0], len(grouping.paradigms)))
-    for k, paradigm in enumerate(grouping.paradigms):
-        members = grouping.indices[paradigm]
-        rng = np.random.default_rng([seed, zlib.crc32(paradigm.encode("utf-8"))])
-        draws = members[rng.integers(0, len(members), size=(resamples, len(members)))]  # (S, n)
-        out[:, :, k] = rights[:, draws].mean(-1).T  # (systems, S, n) -> (S, systems)
-    return out
-
-
 def summarize(pairs, outcomes: dict, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
               canonical=None) -> dict:
     """Accuracies of every system (``outcomes``: name -> PairOutcomes) over all, per field, phenomenon and paradigm:
@@ -122,8 +115,7 @@ def summarize(pairs, outcomes: dict, resamples: int = 1000, seed: int = 0, confi
     rights = np.stack([outcomes[n].right for n in names])  # (systems, P)
     ties = np.stack([outcomes[n].tie for n in names])
     point = np.stack([rights[:, grouping.indices[p]].mean(1) for p in grouping.paradigms], axis=1)  # (systems, K)
-    boot = bootstrap_paradigm_accuracies(grouping, rights, resamples, seed) if resamples else None
-    tail = (1 - confidence) / 2 * 100
+    boot = stratified_bootstrap_means(rights, grouping.indices, resamples, seed) if resamples else None
 
     def entry(s, paradigms):
         columns = [grouping.paradigms.index(p) for p in paradigms]
@@ -131,7 +123,7 @@ def summarize(pairs, outcomes: dict, resamples: int = 1000, seed: int = 0, confi
         accuracy = float(point[s, columns].mean())
         low = high = None
         if boot is not None:
-            low, high = (float(v) for v in np.percentile(boot[:, s, columns].mean(-1), [tail, 100 - tail]))
+            low, high = stratified_mean_interval(boot[:, s, columns], confidence)
         return {"accuracy": accuracy, "low": low, "high": high, "pairs": int(len(members)),
                 "ties": int(ties[s, members].sum())}
 
@@ -155,8 +147,8 @@ def summarize(pairs, outcomes: dict, resamples: int = 1000, seed: int = 0, confi
 def paired_difference(pairs, higher: PairOutcomes, lower: PairOutcomes, resamples: int = 1000, seed: int = 0,
                       confidence: float = 0.95) -> dict:
     """``higher`` − ``lower`` in the mean over paradigms, with its percentile bootstrap interval: each resample draws
-    the same pairs for both (``bootstrap_paradigm_accuracies``' draws, as ``summarize``'s), so the interval is of the
-    paired difference. ``{"difference", "low", "high"}`` (no interval with ``resamples`` 0).
+    the same pairs for both (``summarize``'s draws: ``statistics.stratified_bootstrap_means``), so the interval is of
+    the paired difference. ``{"difference", "low", "high"}`` (no interval with ``resamples`` 0).
 
     >>> from hf_lineage.minimal_pairs.pairs import MinimalPair
     >>> pairs = [MinimalPair("a", "b", "p", "f", "t", str(i), "x", i) for i in range(4)]
@@ -165,14 +157,11 @@ def paired_difference(pairs, higher: PairOutcomes, lower: PairOutcomes, resample
     {'difference': 0.25, 'low': None, 'high': None}
     """
     grouping = Grouping(pairs)
-    rights = np.stack([higher.right, lower.right])
-    point = [np.mean([r[grouping.indices[p]].mean() for p in grouping.paradigms]) for r in rights]
-    low = high = None
     if resamples:
-        boot = bootstrap_paradigm_accuracies(grouping, rights, resamples, seed).mean(-1)  # (S, 2)
-        tail = (1 - confidence) / 2 * 100
-        low, high = (float(v) for v in np.percentile(boot[:, 0] - boot[:, 1], [tail, 100 - tail]))
-    return {"difference": float(point[0] - point[1]), "low": low, "high": high}
+        return paired_stratified_bootstrap_difference(higher.right, lower.right, grouping.indices, resamples, seed,
+                                                      confidence)._asdict()
+    difference = stratified_mean(higher.right, grouping.indices) - stratified_mean(lower.right, grouping.indices)
+    return {"difference": difference, "low": None, "high": None}
 
 
 def published_summary(pairs, published: dict) -> dict:
