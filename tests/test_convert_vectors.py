@@ -200,6 +200,26 @@ def test_max_vocab_keeps_the_first_words_of_a_binary_file(tmp_path, gensim_vecto
     assert len(AutoTokenizer.from_pretrained(out)) == 14
 
 
+@pytest.mark.parametrize("form", ["binary", "text"])
+def test_the_converters_read_with_load_word2vec_formats_reader(tmp_path, gensim_vectors, form):
+    """One reader of the format (``vectors.formats``): the same words and bits as ``WordVectors`` reads, and the same
+    messages, naming the line; a line short of a value beside one over is refused (the converters' own reader checked
+    only the batch's total and shifted the values into the wrong rows)."""
+    path = tmp_path / f"vectors.{form}"
+    gensim_vectors.save_word2vec_format(str(path), binary=form == "binary")
+    loaded = hf_lineage.WordVectors.load_word2vec_format(path, binary=form == "binary")
+    out = convert("word2vec", [str(path)], tmp_path / "out")
+    assert AutoTokenizer.from_pretrained(out).convert_ids_to_tokens(list(range(4, 4 + len(loaded)))) == \
+        loaded.index_to_key
+    assert same_bits(saved_vectors(out)[4:], loaded.vectors)
+
+    (tmp_path / "shifted.txt").write_text("3 3\na 1 2 3\nb 1 2\nc 4 5 6 7\n")
+    for read in (lambda: convert("word2vec", [str(tmp_path / "shifted.txt")], tmp_path / "shifted"),
+                 lambda: hf_lineage.WordVectors.load_word2vec_format(tmp_path / "shifted.txt")):
+        with pytest.raises(ValueError, match=r"shifted\.txt: line 3: 2 values for b'b', expected 3"):
+            read()
+
+
 def test_folders_load_with_trust_remote_code_without_hf_lineage(tmp_path, gensim_vectors):
     gensim_vectors.save_word2vec_format(str(tmp_path / "vectors.bin"), binary=True)
     (tmp_path / "glove.6B.50d.txt").write_text(glove_text(["the", "of"], np.eye(2, 3, dtype=np.float32)))

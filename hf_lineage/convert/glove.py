@@ -31,9 +31,9 @@ from .word2vec import (
     hub_repository,
     load_gensim,
     locate,
-    read_text,
     source_name,
     table_from_keyed_vectors,
+    table_notes,
     vectors_tokenizer,
 )
 
@@ -89,7 +89,7 @@ def release(sources: list[str], max_vocab: int | None):
         table, counts = table_from_keyed_vectors(getattr(loaded, "wv", loaded), max_vocab, file)
         del loaded
     else:
-        table = read_text(file, max_vocab, spaced_words=True)
+        table = file.read_table(max_vocab, spaced_words=True)
     # glove.6B, 42B and twitter were lowercased before counting; 840B was not. Capitals (ASCII: the lowercased
     # releases have none) in the vocabulary mean a cased release, whose tokenizer must keep case.
     cased = re.search(r"[A-Z]", "\n".join(table.words)) is not None
@@ -113,7 +113,7 @@ def release(sources: list[str], max_vocab: int | None):
         "the release has neither the biases nor W and W̃ apart, so pre-training cannot continue from it. "
         "config.json's training fields are the paper's settings (Pennington et al. 2014, section 4.2), not read "
         "from the file.",
-        *table.notes(),
+        *table_notes(table),
     ]
     if spaced:
         notes.append(f"{spaced:,} published word(s) contain spaces (e.g. {next(w for w in table.words if ' ' in w)!r}):"

@@ -26,13 +26,12 @@ out, so that word is then missing there. With ``hs`` this would change the Huffm
 (GoogleNews-vectors-negative300.bin), a gensim ``KeyedVectors`` or ``Word2Vec`` saved with ``save``, or a Hub
 repository holding one (``fse/word2vec-google-news-300``), read straight into the model's one float32 array. Such
 files hold the input vectors alone: the folder is then the bare ``LineageWord2VecModel``, with no made-up output
-layer. Its readers (``read_binary``, ``read_text``, ``table_from_keyed_vectors``) serve ``glove.release`` too.
+layer. Its sources (``locate``, ``VectorsFile``, whose ``read_table`` reads with ``vectors.formats``' reader, and
+``table_from_keyed_vectors``) serve ``glove.release`` too.
 """
 
 from __future__ import annotations
 
-import itertools
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +39,7 @@ import torch
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining, LineageWord2VecModel
 from ..tokenization.trainers import WORDLEVEL_SPECIALS, _unique, wordlevel_tokenizer_from_vocabulary
+from ..vectors.formats import VectorTable, looks_like_text_record, parse_header, read_binary, read_text
 from .sources import ConversionError, hub_snapshot, local_file, looks_like_hub_id, one_line
 
 
@@ -136,17 +136,14 @@ def _check_gensim_word2vec(model) -> None:
 
 # --- Published vectors: hf-lineage convert word2vec SOURCE ---------------------------------------------------------
 #
-# The readers below are shared with ``glove.release`` (GloVe ships its vectors in the C tool's text format, most often
-# without the header line). They read straight into the one float32 array the model will hold — the specials' rows
-# first, then one row per published word — so converting GoogleNews (3 M × 300, 3.6 GB) holds the vectors once:
-# formats.load_word2vec_format would give an (N, d) array that then has to be copied under the specials' four rows.
+# What is below is shared with ``glove.release`` (GloVe ships its vectors in the C tool's text format, most often
+# without the header line). Files are read by ``vectors.formats``' reader straight into the one float32 array the model
+# will hold — the specials' rows first, then one row per published word — so converting GoogleNews (3 M × 300, 3.6 GB)
+# holds the vectors once.
 
 SPECIALS = _unique(WORDLEVEL_SPECIALS)  # <pad> <unk> <s> </s>: ids 0-3, as in every lineage word-level folder
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGIC = b"PK\x03\x04"
-_READ_CHUNK = 1 << 22  # bytes read at a time from a binary file
-_TEXT_BATCH = 4096  # text lines parsed per numpy call
-_MAX_WORD_BYTES = 10_000  # a binary record whose word is longer than this is not a record
 # Files of a Hub repository that may hold vectors (a gensim model's arrays sit beside it as NAME.model.*.npy).
 _HUB_PATTERNS = ["*.model", "*.model.*", "*.kv", "*.kv.*", "*.bin", "*.bin.gz", "*.txt", "*.txt.gz", "*.vec",
                  "*.vec.gz", "*.npy"]
@@ -167,63 +164,21 @@ MIKOLOV_2013_BIBTEX = """@inproceedings{mikolov2013distributed,
 }"""
 
 
-class VectorTable:
-    """The published words and the array their vectors are read into: ``array`` is (specials + ``rows``, d)
-    float32, the specials' rows zero, each kept word's vector at its id. ``row_for(word)`` gives the row a word of
-    the file goes to, in file order: the next free one; the special's own row for a word spelled like a special
-    (``from_gensim``'s rule: GoogleNews's first word is ``</s>``); None for a repeated word (the first vector is
-    kept, as gensim keeps it)."""
-
-    def __init__(self, rows: int, dim: int):
-        self.array = np.empty((len(SPECIALS) + rows, dim), dtype=np.float32)
-        self.array[: len(SPECIALS)] = 0  # never trained, as in our training; zero rows are neutral as a first layer
-        self.words: list[str] = []
-        self.special_words: list[str] = []  # published words that took a special's id
-        self.repeated: list[str] = []
-        self.undecodable = 0  # words that were not valid UTF-8 (bad bytes replaced by U+FFFD)
-        self._seen: set[str] = set()
-        self._special_id = {token: i for i, token in enumerate(SPECIALS)}
-
-    def row_for(self, word: str) -> int | None:
-        if word in self._seen:
-            self.repeated.append(word)
-            return None
-        self._seen.add(word)
-        if word in self._special_id:
-            self.special_words.append(word)
-            return self._special_id[word]
-        self.words.append(word)
-        return len(SPECIALS) + len(self.words) - 1
-
-    def decode(self, word: bytes) -> str:
-        try:
-            return word.decode("utf8")
-        except UnicodeDecodeError:  # the C tool cuts long words mid-character
-            self.undecodable += 1
-            return word.decode("utf8", errors="replace")
-
-    @property
-    def vectors(self) -> np.ndarray:
-        """The filled rows (a view: no copy)."""
-        return self.array[: len(SPECIALS) + len(self.words)]
-
-    def vocabulary(self) -> list[str]:
-        return SPECIALS + self.words
-
-    def notes(self) -> list[str]:
-        notes = []
-        if self.special_words:
-            notes.append(f"The published word(s) {', '.join(f'`{w}`' for w in self.special_words)} are spelled like "
-                         "the tokenizer's special tokens: each takes that special's id and keeps its published "
-                         "vector there (`WordVectors` leaves the specials out, so they are not among its words).")
-        if self.repeated:
-            notes.append(f"{len(self.repeated):,} word(s) occur twice in the file (e.g. "
-                         f"{', '.join(repr(w) for w in self.repeated[:3])}); the first vector of each is kept, as "
-                         "gensim keeps it.")
-        if self.undecodable:
-            notes.append(f"{self.undecodable:,} word(s) are not valid UTF-8 (cut mid-character by the C tool); their "
-                         "bad bytes read as U+FFFD.")
-        return notes
+def table_notes(table: VectorTable) -> list[str]:
+    """What the card says of how a release's words were read: words spelled like specials, repeated, not UTF-8."""
+    notes = []
+    if table.special_words:
+        notes.append(f"The published word(s) {', '.join(f'`{w}`' for w in table.special_words)} are spelled like "
+                     "the tokenizer's special tokens: each takes that special's id and keeps its published "
+                     "vector there (`WordVectors` leaves the specials out, so they are not among its words).")
+    if table.repeated:
+        notes.append(f"{len(table.repeated):,} word(s) occur twice in the file (e.g. "
+                     f"{', '.join(repr(w) for w in table.repeated[:3])}); the first vector of each is kept, as "
+                     "gensim keeps it.")
+    if table.undecodable:
+        notes.append(f"{table.undecodable:,} word(s) are not valid UTF-8 (cut mid-character by the C tool); their "
+                     "bad bytes read as U+FFFD.")
+    return notes
 
 
 class VectorsFile:
@@ -266,170 +221,22 @@ class VectorsFile:
             if not rest.strip():
                 raise self.error(f"holds only the header line {first[:40]!r}: the vectors it announces are missing")
             line = rest.partition(b"\n")[0]
-            return "text" if _parses_as_text(line, header[1]) else "binary"
-        if _parses_as_text(first, None):
+            return "text" if looks_like_text_record(line, header[1]) else "binary"
+        if looks_like_text_record(first, None):
             return "headerless"
         raise self.error(f"not a word-vectors file: neither the word2vec C tool's binary or text format (a first line "
                          f"'<count> <dimensions>'), nor header-less text ('word v1 ... vd' lines, GloVe's), nor a "
                          f"gensim model; it starts with {head[:24]!r}")
 
-
-def parse_header(line: bytes) -> tuple[int, int] | None:
-    """``(count, dim)`` of the C tool's header line ``count dim``, or None when the line is not one."""
-    parts = line.split()
-    if len(parts) != 2 or not all(p.isdigit() for p in parts) or int(parts[1]) < 1:
-        return None
-    return int(parts[0]), int(parts[1])
-
-
-def _parses_as_text(line: bytes, dim: int | None) -> bool:
-    """Whether ``line`` is a text record ``word v1 ... vd`` (its last ``dim`` fields numbers; any ``dim`` >= 1 when
-    None)."""
-    parts = line.split()
-    if len(parts) < 2 or (dim is not None and len(parts) < dim + 1):
-        return False
-    try:
-        np.array(parts[-(dim or 1):], dtype=np.float32)
-    except ValueError:
-        return False
-    return True
-
-
-def read_binary(file: VectorsFile, limit: int | None) -> VectorTable:
-    """The C tool's binary format: a ``count dim`` line, then records ``word``, a space, ``dim`` little-endian float32
-    (the C tool writes a newline after each, gensim does not). Read a chunk at a time (``.bin.gz`` too), each vector
-    copied from the chunk straight into its row; with ``limit``, only the first ``limit`` records are read."""
-    with file.open() as f:
-        header = f.readline()
-        count, dim = parse_header(header) or (None, None)
-        if count is None:
-            raise file.error(f"line 1 should be the header '<count> <dimensions>'; got {header[:80]!r}")
-        wanted = count if limit is None else min(count, limit)
-        table = VectorTable(wanted, dim)
-        record = 4 * dim
-        buf, pos, ended = b"", 0, False
-        for i in range(wanted):
-            while True:
-                while buf[pos : pos + 1] in (b"\n", b"\r"):  # the newline ending the previous record
-                    pos += 1
-                space = buf.find(b" ", pos, pos + _MAX_WORD_BYTES)
-                if space >= 0 and space + 1 + record <= len(buf):
-                    break
-                if space < 0 and len(buf) - pos >= _MAX_WORD_BYTES:
-                    raise file.error(f"record {i + 1} of {count}: no word ends within {_MAX_WORD_BYTES:,} bytes; "
-                                     "not the binary format, or the header count is wrong")
-                chunk = b"" if ended else f.read(_READ_CHUNK)
-                if not chunk:
-                    where = (f"{len(buf) - space - 1} bytes left for a {record}-byte vector" if space >= 0
-                             else "the file ends")
-                    raise file.error(f"record {i + 1} of the {count} the header announces is truncated ({where}); "
-                                     "the file is cut short")
-                buf, pos = buf[pos:] + chunk, 0
-            row = table.row_for(table.decode(buf[pos:space]))
-            if row is not None:
-                table.array[row] = np.frombuffer(buf, dtype="<f4", count=dim, offset=space + 1)
-            pos = space + 1 + record
-        if wanted == count and (buf[pos:] + f.read(1 << 16)).strip():
-            raise file.error(f"more data after the {count} records the header announces: is the header wrong?")
-    return table
-
-
-def count_lines(file: VectorsFile, limit: int | None) -> int:
-    """Lines of the file (at most ``limit`` + 1): how many rows a header-less file can need, found before reading it
-    so that its vectors are read into one array of that size, never grown (copied) as they come."""
-    lines, tail = 0, b""
-    with file.open() as f:
-        while chunk := f.read(_READ_CHUNK):
-            lines += chunk.count(b"\n")
-            tail = chunk[-1:]
-            if limit is not None and lines > limit:
-                return limit + 1
-    return lines + (1 if tail not in (b"", b"\n") else 0)
-
-
-def read_text(file: VectorsFile, limit: int | None, spaced_words: bool = False) -> VectorTable:
-    """The text format: lines ``word v1 ... vd`` separated by spaces, after a ``count dim`` header line (the C tool's)
-    or without it (GloVe's: ``d`` is then the number of values most of the first lines have). With
-    ``spaced_words`` a word may contain spaces (glove.840B's ``at & t``): the vector is the last ``d`` fields of the
-    line, the word everything before. Values are parsed a batch of lines at a time by one numpy call."""
-    with file.open() as f:
-        first = f.readline()
-        header = parse_header(first)
-        if header is not None:
-            count, dim = header
-            rows = count if limit is None else min(count, limit)
-            line_no, pending = 1, []
-        else:
-            count, rows = None, count_lines(file, limit)
-            if limit is not None:
-                rows = min(rows, limit)
-            pending = [first]
-            for line in f:  # the first lines give d
-                pending.append(line)
-                if len(pending) == 100:
-                    break
-            fields = [len(line.split()) - 1 for line in pending if line.strip()]
-            dim = max(set(fields), key=fields.count) if fields else 0
-            if dim < 1:
-                raise file.error("line 1 is a word with no vector values")
-            line_no = 0
-        table = VectorTable(rows, dim)
-        records, batch, numbers = 0, [], []  # batch: (line number, word); numbers: the lines' values, as text
-
-        def parse():
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("error")  # numpy stops at a non-number with a warning (an error in 2.x)
-                    values = np.fromstring(b" ".join(numbers), dtype=np.float32, sep=" ")
-            except (ValueError, DeprecationWarning):
-                values = None
-            if values is None or values.size != dim * len(batch):
-                for (no, word), text in zip(batch, numbers):
-                    parts = text.split()
-                    if len(parts) != dim:
-                        raise file.error(f"line {no}: {len(parts)} values for {word[:80]!r}, expected {dim}")
-                    try:
-                        np.array(parts, dtype=np.float32)
-                    except ValueError:
-                        raise file.error(f"line {no}: non-numeric value in the vector of {word[:80]!r}") from None
-                raise file.error(f"lines {batch[0][0]}-{batch[-1][0]}: values do not parse")
-            values = values.reshape(len(batch), dim)
-            for (_, word), vector in zip(batch, values):
-                row = table.row_for(word)
-                if row is not None:
-                    table.array[row] = vector
-            batch.clear()
-            numbers.clear()
-
-        for line in itertools.chain(pending, f):
-            line_no += 1
-            line = line.rstrip()  # the C tool ends each line with a space
-            if not line:
-                continue  # blank lines: a header count not met is an error below
-            if records == rows:
-                if limit is not None and records == limit:
-                    break
-                raise file.error(f"line {line_no}: more records than the {count} the header announces"
-                                 if count is not None else f"line {line_no}: the file grew while it was read")
-            spaces = line.count(b" ")
-            if spaced_words and spaces > dim:  # a word with spaces in it
-                word = line.rsplit(b" ", dim)[0]
-                text = line[len(word) + 1 :]
-            else:
-                word, _, text = line.partition(b" ")
-            batch.append((line_no, table.decode(word)))
-            numbers.append(text)
-            records += 1
-            if len(batch) == _TEXT_BATCH:
-                parse()
-        if batch:
-            parse()
-        if count is not None and records < rows:
-            raise file.error(f"the header announces {count} vectors but the file ends after {records} (line "
-                             f"{line_no}): it is cut short, or binary")
-        if not records:
-            raise file.error("the file holds no vectors")
-    return table
+    def read_table(self, limit: int | None, spaced_words: bool = False) -> VectorTable:
+        """The words and vectors of a file in the C tool's binary or text format (header or not) under the
+        tokenizer's specials, its first ``limit`` words only with ``limit``; see ``formats.read_text`` for
+        ``spaced_words``. A word that is not valid UTF-8 reads with U+FFFD (the notes count them): the C tool cuts
+        long words mid-character, and a release is converted whole or not at all."""
+        options = dict(error=self.error, specials=SPECIALS, unicode_errors="replace")
+        if self.kind() == "binary":
+            return read_binary(self.open, limit, **options)
+        return read_text(self.open, limit, header=None, spaced_words=spaced_words, **options)
 
 
 def bare_vectors_model(model_class, config, vectors: np.ndarray):
@@ -536,7 +343,7 @@ def table_from_keyed_vectors(kv, limit: int | None, file: VectorsFile) -> tuple[
     source = kv.vectors
     if source.ndim != 2 or source.shape[0] < len(words):
         raise file.error(f"gensim vectors of shape {source.shape} for {len(words)} words")
-    table = VectorTable(len(words), source.shape[1])
+    table = VectorTable(len(words), source.shape[1], SPECIALS)
     rows = np.array([-1 if (r := table.row_for(str(w))) is None else r for w in words], dtype=np.int64)
     block = 16384
     mapped = isinstance(source, np.memmap) and source.flags.c_contiguous and getattr(source, "filename", None)
@@ -622,10 +429,8 @@ def release(sources: list[str], max_vocab: int | None):
                              "are converted (its output layer belongs to the whole vocabulary).")
             table, counts = table_from_keyed_vectors(getattr(loaded, "wv", loaded), max_vocab, file)
             del loaded  # its memory map
-    elif kind == "binary":
-        table = read_binary(file, max_vocab)
     else:
-        table = read_text(file, max_vocab)
+        table = file.read_table(max_vocab)
     if model is None:
         config = LineageWord2VecConfig(vocab_size=table.vectors.shape[0], vector_size=table.vectors.shape[1])
         model = bare_vectors_model(LineageWord2VecModel, config, table.vectors)
@@ -639,7 +444,7 @@ def release(sources: list[str], max_vocab: int | None):
             "models' first layer.",
             "config.json's training fields (architecture, window, negative, sample, epochs, ...) are "
             "LineageWord2VecConfig's defaults, not the release's settings: the file does not record them.",
-            *table.notes(),
+            *table_notes(table),
         ]
     notes.insert(0, _TOKENIZATION)
     if max_vocab is not None:
