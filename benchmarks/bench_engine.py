@@ -24,7 +24,7 @@ import hf_lineage  # noqa: F401
 from hf_lineage.objectives import get_objective
 from hf_lineage.data.examples import EpochPermutationSampler, SeededExamples, load_text
 from hf_lineage.pretraining.arguments import resolve_defaults
-from hf_lineage.optimization import build_optimizer
+from hf_lineage.objectives.optimization import build_optimizer
 from hf_lineage.pretraining.dispatch import PretrainArguments, pretrain
 
 

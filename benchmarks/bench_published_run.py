@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hf_lineage.precision import cpu_name
+from hf_lineage.machine.precision import cpu_name
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "hf_lineage" / "samples" / "lineage" / "corpus.train.txt"

@@ -21,7 +21,7 @@ register_all()
 # Imported on first use (PEP 562): the trainers and vector tools pull in scikit-learn, SciPy and numba, and the model
 # and config classes torch and transformers' modeling utilities, which a user loading a model through the Auto
 # classes needs only for that model, and the CLI printing its help not at all.
-_LAZY = {"ContextualVectors": "contextual", "train_glove": "word_vector_trainers.glove",
+_LAZY = {"ContextualVectors": "vectors.contextual", "train_glove": "word_vector_trainers.glove",
          "train_svd": "word_vector_trainers.svd",
          "train_word2vec": "word_vector_trainers.word2vec", "WordVectors": "vectors",
          "AutoModelForIntentAndSlots": "registry", **dict.fromkeys(_models_all, "models")}

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from .checkpoints import FAMILIES, HERE, available, path, training_record
 from .lineage.checkpoint_build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
-from .pretrained_folder import check_push, push_folder, write_code
-from .staged_folder import staged_folder
+from .folders.pretrained import check_push, push_folder, write_code
+from .folders.staged import staged_folder
 
 
 def description() -> str:

@@ -8,8 +8,8 @@ import warnings
 from .data.examples import EpochPermutationSampler, SeededExamples, StreamedExamples, load_text, mask_seed
 from .engine.loop import evaluate
 from .engine.resume import rng_states, save_checkpoint, set_rng_states
-from .optimization import build_optimizer, set_schedule_position
-from .pretrained_folder import save_final
+from .objectives.optimization import build_optimizer, set_schedule_position
+from .folders.pretrained import save_final
 from .pretraining.arguments import (PretrainArguments, PretrainError, check_arguments, check_overrides, given_options,
                                     resolve_defaults)
 from .pretraining.cli import build_parser, end_processes, main, parse_set, run_namespace

@@ -851,7 +851,7 @@ def sense_sentences(rng, n, template):
 def test_polysemy_a_trained_biLM_separates_two_senses_of_bank():
     import random
 
-    from hf_lineage.contextual import ContextualVectors, similarity_matrix
+    from hf_lineage.vectors.contextual import ContextualVectors, similarity_matrix
     from hf_lineage.objectives.elmo import elmo_tokenizer_from_corpus
 
     rng = random.Random(0)
@@ -1039,7 +1039,7 @@ def test_bad_input_raises_clear_value_errors(tokenizer):
 
 def test_contextual_vectors_work_for_a_subword_model_too(wordpiece_tokenizer):
     from hf_lineage import LineageBertConfig, LineageBertModel
-    from hf_lineage.contextual import ContextualVectors
+    from hf_lineage.vectors.contextual import ContextualVectors
 
     model = LineageBertModel(LineageBertConfig.from_named("tiny", vocab_size=len(wordpiece_tokenizer))).eval()
     sentences = ["Paris is the capital of France", "the capital city is large"]

@@ -24,6 +24,7 @@ layer" also means "a folder never imports a higher folder".
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -46,26 +47,32 @@ LAYERS = [
         "hf_lineage.registry": "plugs each family's config and modeling modules (read by name) into the Auto classes",
         "hf_lineage.checkpoints": "the shipped pretrained folders (data, no code) and their paths, one per registered "
         "family",
-        "hf_lineage.staged_folder": "an output folder written whole or not at all; the standard library only",
-        "hf_lineage.precision": "the mixed precision the device computes natively, for every command that trains; "
-        "torch only",
+        "hf_lineage.folders": "the folders the commands write whole or not at all: the one every trainer saves a "
+        "pretrained model as, with its generation defaults (from the registry), its code and its Hub push; any "
+        "output folder, staged (the standard library only)",
+        "hf_lineage.machine": "what the machine computes: the mixed precision its device runs natively, for every "
+        "command that trains, and the line naming the machine; torch only",
+        "hf_lineage.pretrained_folder": "deprecated: 0.1.0's address of hf_lineage.folders.pretrained; it warns, and "
+        "nothing imports it",
+        "hf_lineage.contextual": "deprecated: 0.1.0's address of hf_lineage.vectors.contextual; it warns, and nothing "
+        "imports it",
         "hf_lineage.samples": "the data home: every shipped data sample (data) and the folders' paths; imports "
         "nothing of the package, so every layer above the models may ask it where a sample is",
         "hf_lineage.tokenization": "tokenizer trainers on the tokenizers library",
         "hf_lineage.data": "collators, readers and the reproducible examples and samplers, on tokenizers",
         "hf_lineage.metrics": "local evaluate modules",
         "hf_lineage.convert": "checkpoint import and export: builds models and tokenizers",
-        "hf_lineage.optimization": "the optimiser builder both the objectives and the engine use",
-        "hf_lineage.contextual": "contextual vectors read from any loaded model's hidden states",
-        "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file",
-        "hf_lineage.pretrained_folder": "the folder every trainer saves a pretrained model as, with its generation "
-        "defaults (from the registry)",
+        "hf_lineage.vectors": "WordVectors: static vectors read from a saved model or a word2vec file; "
+        "ContextualVectors, read from any loaded model's hidden states",
         "hf_lineage.word_vector_trainers": "the CPU trainers of static word vectors (word2vec's Hogwild SGD and its "
         "numba kernels, svd's counts and SVD) on their own typed arguments, and the sampling tables the engine's "
         "word2vec objective shares; they know nothing of the engine",
     },
     {
-        "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers",
+        "hf_lineage.objectives": "what each family decides for pre-training, built on models, data and tokenizers, "
+        "and the optimiser builder the engine uses too",
+        "hf_lineage.optimization": "deprecated: 0.1.0's address of hf_lineage.objectives.optimization; it warns, and "
+        "nothing imports it",
         "hf_lineage": "the package root registers the families and re-exports the public names, up to the CPU "
         "trainers; nothing below it may import it by name",
     },
@@ -316,27 +323,52 @@ def test_no_two_modules_share_a_file_name_unless_it_names_a_family_or_a_command_
             continue
         if module.startswith("hf_lineage.metrics."):
             continue  # one evaluate module per folder, as evaluate wants
+        if module in DEPRECATED:
+            continue  # 0.1.0's address of a moved module (below), which it is
         seen.setdefault(path.name, []).append(module)
     assert not {name: modules for name, modules in seen.items() if len(modules) > 1}
 
 
-# ------------------------------------------------------------------ hf_lineage.pretrain: the deprecated old address
+# ------------------------------------------------------------------ 0.1.0's module addresses, deprecated
 
-OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import")
+# Each old address of a module that moved after 0.1.0 -> the module it now is. Each shim warns (a FutureWarning,
+# shown by default) and is that module (sys.modules), so that patching either patches both; hf_lineage.pretrain
+# re-exports names from several modules and also runs the command (python -m hf_lineage.pretrain).
+DEPRECATED = {"hf_lineage.pretrained_folder": "hf_lineage.folders.pretrained",
+              "hf_lineage.optimization": "hf_lineage.objectives.optimization",
+              "hf_lineage.contextual": "hf_lineage.vectors.contextual"}
+OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import|"
+                         r"hf_lineage\.(pretrained_folder|optimization|contextual)\b|from \.+(pretrained_folder|optimization|"
+                         r"contextual) import")
 
 
-def test_nothing_imports_the_deprecated_pretrain_module():
-    """``hf_lineage.pretrain`` is kept for users' scripts only: the package imports it nowhere, and the tests (but
-    the shim's own, below), benchmarks and recipes use the new place (``hf_lineage.pretraining``, ``python -m
-    hf_lineage.pretraining``)."""
-    assert [module for module, edges in import_graph().items() if "hf_lineage.pretrain" in edges] == []
+def test_nothing_imports_the_deprecated_addresses():
+    """The old addresses are kept for users' scripts only: the package imports them nowhere, and the tests (but the
+    shims' own, below), benchmarks and recipes use the new places (``hf_lineage.pretraining``, ``python -m
+    hf_lineage.pretraining``, ``DEPRECATED``'s)."""
+    old = {"hf_lineage.pretrain", *DEPRECATED}
+    assert [module for module, edges in import_graph().items() if old & set(edges)] == []
     root = PACKAGE.parent
-    users = [f"{path.relative_to(root)}:{number}" for folder in ("tests", "benchmarks", "recipes")
+    users = [f"{path.relative_to(root)}:{number}" for folder in ("tests", "benchmarks", "recipes", "scripts")
              for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".sh", ".yaml", ".md")
              and path.name != Path(__file__).name
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if OLD_ADDRESS.search(line)]
     assert users == []
+
+
+@pytest.mark.parametrize("old", sorted(DEPRECATED))
+def test_a_moved_module_still_imports_at_its_0_1_0_address_and_warns(old):
+    code = ("import importlib, json, warnings\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    module = importlib.import_module({old!r})\n"
+            f"print(json.dumps([module is importlib.import_module({DEPRECATED[old]!r}), "
+            "[(w.category.__name__, str(w.message)) for w in caught]]))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    same, warned = json.loads(run.stdout)
+    assert same and ["FutureWarning", f"{old} is deprecated: import from {DEPRECATED[old]}"] in warned
 
 
 def test_the_old_pretrain_address_still_runs_and_warns_where_users_see_it():

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hf_lineage import precision
+from hf_lineage.machine import precision
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage import settings
 

@@ -13,8 +13,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
 
 import hf_lineage
 from hf_lineage.data.gpt_tasks import format_classification, format_entailment, format_similarity
-from hf_lineage.pretrained_folder import save_final
-from hf_lineage.pretrained_folder import NO_POSITIONS_MAX_LENGTH
+from hf_lineage.folders.pretrained import save_final
+from hf_lineage.folders.pretrained import NO_POSITIONS_MAX_LENGTH
 from hf_lineage.tasks import classification, generation
 from hf_lineage.tokenization import train_bpe_tokenizer, train_wordlevel_tokenizer, train_wordpiece_tokenizer
 

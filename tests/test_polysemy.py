@@ -205,7 +205,7 @@ def test_byte_level_gpt_reads_words_as_in_running_text(model_folders):
     """A word after the first is "Ġplay" in running text; tokenized word by word it would be "play"."""
     from transformers import AutoModel, AutoTokenizer
 
-    from hf_lineage.contextual import ContextualVectors
+    from hf_lineage.vectors.contextual import ContextualVectors
 
     model = AutoModel.from_pretrained(model_folders["gpt"]).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_folders["gpt"])

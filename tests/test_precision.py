@@ -1,4 +1,4 @@
-"""Mixed precision by what the CPU computes (``hf_lineage.precision``): a CPU without native bf16 (AMD Zen 3 and
+"""Mixed precision by what the CPU computes (``hf_lineage.machine.precision``): a CPU without native bf16 (AMD Zen 3 and
 older, Intel before Cooper Lake) runs the lineage's bf16 scales in float32 and says why; an explicit bf16 there is
 refused with one line before anything runs, by ``hf-lineage lineage``, ``hf-lineage pretrain`` and the recipes; and
 the models' LSTMs step out of an autocast this CPU cannot run them in. Either kind of CPU is simulated with
@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from hf_lineage import precision
+from hf_lineage.machine import precision
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage import settings
 
@@ -215,7 +215,7 @@ def test_lstms_run_in_float32_under_an_autocast_the_cpu_cannot_run_them_in(famil
 def test_the_machine_line_names_the_cpu_model_cores_threads_and_processes(monkeypatch):
     import torch
 
-    from hf_lineage.precision import cpu_name, describe_machine
+    from hf_lineage.machine.precision import cpu_name, describe_machine
 
     monkeypatch.setenv("WORLD_SIZE", "3")
     line = describe_machine()

@@ -346,7 +346,7 @@ def test_bert_pretrains_under_transformers_trainer(corpus, tmp_path):
 
 def test_an_interrupted_final_save_leaves_nothing_that_looks_like_a_model(tmp_path, monkeypatch, wordpiece_tokenizer):
     from hf_lineage import LineageBertConfig, LineageBertForPreTraining
-    from hf_lineage.pretrained_folder import save_final
+    from hf_lineage.folders.pretrained import save_final
 
     model = LineageBertForPreTraining(LineageBertConfig.from_named("tiny", vocab_size=len(wordpiece_tokenizer)))
 

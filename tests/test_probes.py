@@ -141,7 +141,7 @@ def test_layer_counts_per_family_and_selectivity_is_accuracy_minus_control(tiny_
 
 
 def test_every_layer_of_one_pass_equals_contextual_vectors_at_that_layer(tiny_models):
-    from hf_lineage.contextual import ContextualVectors
+    from hf_lineage.vectors.contextual import ContextualVectors
 
     model, tokenizer = tiny_models["bert"]
     records = probes.load_probing_sample("validation", 5)

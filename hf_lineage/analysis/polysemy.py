@@ -15,7 +15,7 @@ Layers: static families (NNLM, word2vec, the count-based svd) have one (``"stati
 has its character-based token layer and each biLSTM layer (its scalar mix is left out: a pretrained biLM's mix
 weights are still at their initial, equal values, so it is only the average of the layers); GPT, BERT and other
 transformers encoders have the embeddings and each layer's output (``hidden_states``). A word split into sub-words
-gets the mean of its sub-words' states (see ``hf_lineage.contextual.ContextualVectors``, which computes every
+gets the mean of its sub-words' states (see ``hf_lineage.vectors.contextual.ContextualVectors``, which computes every
 contextual vector here)::
 
     >>> from hf_lineage.analysis.polysemy import analyze_polysemy, load_sentences
@@ -468,7 +468,7 @@ def _occurrence_vectors(source: ModelSource, layer: int, word: str, texts: list[
     if source.static:
         found = [i for i, text in enumerate(texts) for w in text.split() if w == word]
         return found, np.repeat(source.word_vectors[word][None, :], len(found), axis=0)
-    from ..contextual import ContextualVectors
+    from ..vectors.contextual import ContextualVectors
 
     occurrences = ContextualVectors(source.model, source.tokenizer, layer=layer).word_vectors(word, texts)
     return occurrences.sentence_index, occurrences.vectors.numpy()

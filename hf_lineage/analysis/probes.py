@@ -64,7 +64,7 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from .. import samples as _samples
 from ..registry import hidden_layer_names, word_vector_model_types
-from ..contextual import ContextualVectors
+from ..vectors.contextual import ContextualVectors
 from .options import BOOTSTRAP_SAMPLES, C_GRID, PROPERTIES, SENTENCE_VECTORS
 
 SENTENCE_PROPERTIES = ("length", "depth", "root_dependents")

@@ -45,7 +45,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..staged_folder import staged_folder
+from ..folders.staged import staged_folder
 
 FORMAT = "hf-lineage-dynamic-int8"
 FORMAT_VERSION = 1

@@ -63,7 +63,7 @@ def run_namespace(namespace: dict) -> int:
     command = shlex.join(parts)
     try:
         if namespace.get("push_to_hub"):
-            from ..pretrained_folder import check_push
+            from ..folders.pretrained import check_push
 
             check_push(namespace["push_to_hub"], flag="--push-to-hub")
         out = convert(namespace["family"], namespace["sources"], namespace["output_dir"],
@@ -73,7 +73,7 @@ def run_namespace(namespace: dict) -> int:
         return 2
     print(f"wrote {out}")
     if namespace.get("push_to_hub"):
-        from ..pretrained_folder import push_folder
+        from ..folders.pretrained import push_folder
 
         try:
             url = push_folder(out, namespace["push_to_hub"], commit_message=f"Converted by `{command}`")

@@ -157,7 +157,7 @@ def convert(family: str, sources: list[str], output_dir, *, max_vocab: int | Non
 def write_release(release: Release, family: str, folder: Path, *, sources: list[str], command: str, max_vocab,
                   seconds) -> None:
     """Model, tokenizer, card and ``pretraining.json`` (the record the lineage report reads) into ``folder``."""
-    from ..pretrained_folder import save_final
+    from ..folders.pretrained import save_final
 
     model = release.model
     parameters = sum(p.numel() for p in model.parameters())

@@ -223,7 +223,7 @@ def ceiling_data(language: str, files: dict, folder: Path) -> dict:
 
 def run(args: CrosslingualArguments) -> dict:
     """The whole experiment; returns results.json's content and writes the report into ``args.output_dir``."""
-    from ..precision import describe_machine
+    from ..machine.precision import describe_machine
     from ..experiments.stages import Stages
 
     texts = check_arguments(args)

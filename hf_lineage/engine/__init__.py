@@ -19,7 +19,7 @@ lives in the module it names.
 * ``loaders``      — tokenizer, examples and loaders (the reproducible samplers are ``hf_lineage.data.examples``);
 * ``loop``         — the accelerator, the step plan, the training loop and its evaluation;
 * ``resume``       — the run's folder, checkpoints and resume;
-* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.pretrained_folder``);
+* ``results``      — the model card and ``train_results.json`` (the folder itself: ``hf_lineage.folders.pretrained``);
 * ``errors``       — ``PretrainError``, a run's bad input in one line, which the checks above raise too.
 
 The command line, ``hf-lineage pretrain`` (``python -m hf_lineage.pretraining``), and the dispatch between this engine
@@ -36,7 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..pretrained_folder import push_folder
+from ..folders.pretrained import push_folder
 from ..registry import family_classes
 from .errors import PretrainError
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ..optimization import CLOCK_POSITIONS, set_schedule_position
+from ..objectives.optimization import CLOCK_POSITIONS, set_schedule_position
 from .errors import PretrainError
 from .resume import save_checkpoint, set_rng_states
 from .loaders import Loaders

@@ -8,7 +8,7 @@ import json
 
 from ..data.examples import corpus_paths
 from ..models.card_lineage_utils import public_name
-from ..pretrained_folder import save_final
+from ..folders.pretrained import save_final
 
 RECORD_FILE = "pretraining.json"
 

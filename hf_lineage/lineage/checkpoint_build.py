@@ -22,7 +22,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..precision import describe_machine
+from ..machine.precision import describe_machine
 from ..models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, LICENSE, hub_dataset_ids, pipeline_tag, update_card
 from .pretraining import describe_budget, pretrain_family
 from .settings import SCALES, LineageArguments

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..experiments.stages import Stages, process_state
-from ..precision import describe_machine
+from ..machine.precision import describe_machine
 from . import claims, diagnostics, plots, report
 from .stage_data import prepare_corpus, prepare_task_data, read_task_file, task_files
 from .finetuning import (

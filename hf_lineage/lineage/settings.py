@@ -377,7 +377,7 @@ class LineageArguments:
     workers: int | None = None  # fine-tuning cells at once (None: the CPU cores, at most 4; 0: in this process)
     mixed_precision: str | None = None
     # Set by ``check_arguments``: the precision this run trains in and why (a scale's bf16 falls back to float32
-    # where the device lacks it, ``hf_lineage.precision``); said at the start and in the report's notes.
+    # where the device lacks it, ``hf_lineage.machine.precision``); said at the start and in the report's notes.
     precision_note: str | None = None
     seed: int = 0
     rerun: bool = False  # ignore finished stages
@@ -480,10 +480,10 @@ def check_arguments(args: LineageArguments) -> Scale:
 
 
 def settle_precision(args: LineageArguments, scale: Scale) -> None:
-    """The run's mixed precision, by what the device computes (``hf_lineage.precision``): a precision given with
+    """The run's mixed precision, by what the device computes (``hf_lineage.machine.precision``): a precision given with
     --mixed-precision that the device lacks is refused here, before any stage; the scale's own default falls back to
     float32 there (``args.mixed_precision`` then says "no", so no stage of a bf16 run elsewhere is reused)."""
-    from ..precision import PrecisionError, choose_precision, device_kind
+    from ..machine.precision import PrecisionError, choose_precision, device_kind
 
     requested = args.mixed_precision or scale.mixed_precision
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..staged_folder import staged_folder
+from ..folders.staged import staged_folder
 
 JSON_FILE, MARKDOWN_FILE, PLOT_FILE, PAIR_SCORES_FILE = ("minimal_pairs.json", "minimal_pairs.md", "minimal_pairs.png",
                                                          "pair_scores.jsonl")

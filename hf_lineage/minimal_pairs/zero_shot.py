@@ -12,7 +12,7 @@ from __future__ import annotations
 import platform
 import time
 
-from ..precision import cpu_name
+from ..machine.precision import cpu_name
 from .model_specs import ModelSpec
 from .scorers import load_scorer
 from .tallies import Grouping, canonical_groups, load_published, published_summary, score_pairs, summarize

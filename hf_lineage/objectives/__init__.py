@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from ..optimization import build_optimizer
+from .optimization import build_optimizer
 from ..registry import family_spec, load_object
 
 
@@ -103,7 +103,7 @@ class PretrainingObjective:
 
     def build_optimizer(self, model, args) -> torch.optim.Optimizer:
         """The optimiser the engine steps; default: AdamW with the usual no-decay groups
-        (``hf_lineage.optimization.build_optimizer``). word2vec overrides it with plain SGD."""
+        (``hf_lineage.objectives.optimization.build_optimizer``). word2vec overrides it with plain SGD."""
         return build_optimizer(model, args)
 
 

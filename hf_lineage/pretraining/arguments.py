@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..engine import hub_model_id
 from ..engine.errors import PretrainError
-from ..pretrained_folder import check_push
+from ..folders.pretrained import check_push
 from ..registry import FAMILIES
 
 # BERT's pre-training objective, switchable for its ablations (Devlin et al. 2018, section 5.1 and appendix C.2):
@@ -104,9 +104,9 @@ def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> N
 
 
 def check_precision(args: PretrainArguments) -> None:
-    """--mixed-precision the engine's device computes natively (``hf_lineage.precision``), or one line before
+    """--mixed-precision the engine's device computes natively (``hf_lineage.machine.precision``), or one line before
     anything is built: bf16 on a CPU without it would run slower than float32 and fail in ELMo's LSTMs."""
-    from ..precision import PrecisionError, choose_precision, device_kind
+    from ..machine.precision import PrecisionError, choose_precision, device_kind
 
     # Accelerate trains on the CPU when told so (accelerate launch --cpu, ACCELERATE_USE_CPU) even beside a GPU.
     use_cpu = os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")

@@ -57,7 +57,7 @@ from transformers import (
 )
 
 from .. import metrics as lineage_metrics
-from ..pretrained_folder import generation_config_for
+from ..folders.pretrained import generation_config_for
 from . import training
 from .recipe_arguments import parse_arguments
 from .splits import Split, load_splits

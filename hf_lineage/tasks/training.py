@@ -51,10 +51,10 @@ def start(training_args) -> None:
 
 
 def check_precision(training_args) -> None:
-    """--bf16 / --fp16 only where the training device computes it natively (``hf_lineage.precision``): on a CPU
+    """--bf16 / --fp16 only where the training device computes it natively (``hf_lineage.machine.precision``): on a CPU
     without it Trainer's autocast would run slower than float32 and fail in every LSTM (the static families' and
     ELMo's task heads), so it is refused before anything is built."""
-    from ..precision import PrecisionError, choose_precision, device_kind
+    from ..machine.precision import PrecisionError, choose_precision, device_kind
 
     precision = "bf16" if training_args.bf16 else "fp16" if training_args.fp16 else "no"
     try:

@@ -38,7 +38,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..models import LineageGloveConfig, LineageGloveModel
-from ..pretrained_folder import corpus_files, save_final
+from ..folders.pretrained import corpus_files, save_final
 from .cooccurrence import CooccurrenceCounter
 from .sanity import DivergedError, check_vectors
 from .svd import _chunks, _corpus_counts

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ..models import LineageSvdConfig, LineageSvdModel
-from ..pretrained_folder import corpus_files, save_final
+from ..folders.pretrained import corpus_files, save_final
 from ..tokenization.trainers import WORD_COUNTS_KEY
 from .cooccurrence import CooccurrenceCounter, factorize, ppmi
 from .word2vec import encode_corpus, read_corpus

@@ -30,7 +30,7 @@ import torch
 from tokenizers import pre_tokenizers
 
 from ..models import LineageWord2VecConfig, LineageWord2VecForPreTraining
-from ..pretrained_folder import corpus_files, save_final
+from ..folders.pretrained import corpus_files, save_final
 from ..tokenization import train_wordlevel_tokenizer
 from ..tokenization.trainers import (
     WORD_COUNTS_KEY,
