@@ -215,8 +215,8 @@ def _no_record(i: int, count: int, record: int, buf: bytes, pos: int, space: int
         return (f"record {i + 1} of {count} (byte offset {offset + pos}) is truncated: {len(buf) - space - 1} bytes "
                 f"left for a {record}-byte vector.")
     where = "the file ends" if pos >= len(buf) else f"no word ends within {_MAX_WORD_BYTES:,} bytes"
-    return (f"record {i + 1} of {count} (byte offset {offset + pos}): {where}; the file is truncated, not binary "
-            "(binary=False?), or the header count is wrong.")
+    return (f"record {i + 1} of {count} (byte offset {offset + pos}): {where}; the file is truncated, a text file "
+            "read as binary, or the header count is wrong.")
 
 
 def _only_whitespace_left(rest: bytes, f) -> bool:
@@ -261,7 +261,7 @@ def read_text(open_file: Callable, limit: int | None = None, error: Callable[[st
                                               spaced_words, error)
         if count is not None and records < rows:
             raise error(f"the header announces {count} vectors but the file ends after {records} (line {line_no}); "
-                        "is it truncated, or binary (binary=True)?")
+                        "is it truncated, or a binary file read as text?")
     return _not_empty(table, error)
 
 
