@@ -113,7 +113,7 @@ COMMANDS = {
     "xling": ("multilingual BERT: pretrain on several languages, fine-tune on English, tag German and French "
               "zero-shot, with baselines, a ceiling and the vocabulary overlap", "crosslingual.cli"),
     "checkpoints": ("the shipped pretrained checkpoints: list them, build them anew, or push one to the Hub",
-                    "checkpoints_cli"),
+                    "shipping.cli"),
     "evaluate": ("zero-shot evaluations of saved models, no task head: minimal pairs (BLiMP)", "evaluations.cli"),
     "convert": ("a paper's own published checkpoint (BERT, OpenAI GPT, AllenNLP ELMo, word2vec, GloVe) as a lineage "
                 "folder, optionally pushed to the Hub", "convert.cli"),

@@ -96,7 +96,7 @@ def test_list_names_every_shipped_checkpoint(capsys):
 
 
 def test_the_recorded_command_names_the_corpus_files_not_the_builders_folders():
-    from hf_lineage.lineage.checkpoint_build import public_command
+    from hf_lineage.shipping.build import public_command
 
     argv = ["--corpus", "/home/me/data/wiki.train.tokens", "--families", "bert", "--threads", "1", "--work-dir",
             "/tmp/w", "--budget-seconds", "1800", "--output-dir", "/tmp/o"]
@@ -107,7 +107,7 @@ def test_the_recorded_command_names_the_corpus_files_not_the_builders_folders():
 def test_diverged_weights_are_refused_and_nothing_is_shipped(tmp_path):
     from safetensors.torch import save_file
 
-    from hf_lineage.lineage.checkpoint_build import ship
+    from hf_lineage.shipping.build import ship
 
     model = tmp_path / "model"
     model.mkdir()

@@ -318,7 +318,7 @@ with torch.no_grad():
 
 @pytest.mark.parametrize("family", hf_lineage.checkpoints.FAMILIES)
 def test_every_shipped_card_carries_the_hub_metadata(family):
-    from hf_lineage.lineage.checkpoint_build import shipped_card
+    from hf_lineage.shipping.build import shipped_card
 
     folder = hf_lineage.checkpoints.path(family)
     text = (folder / "README.md").read_text()

@@ -46,7 +46,7 @@ LAYERS = [
     {
         "hf_lineage.registry": "plugs each family's config and modeling modules (read by name) into the Auto classes",
         "hf_lineage.checkpoints": "the shipped pretrained folders (data, no code) and their paths, one per registered "
-        "family",
+        "family; made and shipped by hf_lineage.shipping, above the lineage",
         "hf_lineage.folders": "the folders the commands write whole or not at all: the one every trainer saves a "
         "pretrained model as, with its generation defaults (from the registry), its code and its Hub push; any "
         "output folder, staged (the standard library only)",
@@ -98,14 +98,14 @@ LAYERS = [
         "command-line module (minimal_pairs.cli), imported by name when the command is built",
     },
     {
-        "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family; builds the "
-        "shipped checkpoints with its pretraining stage (lineage.checkpoint_build)",
-        "hf_lineage.checkpoints_cli": "`hf-lineage checkpoints`: lists, builds (lineage.checkpoint_build) and pushes "
-        "the shipped folders (the checkpoints package, a floor below)",
+        "hf_lineage.lineage": "the experiment: drives pre-training and fine-tuning of every family",
     },
     {
         "hf_lineage.crosslingual": "the cross-lingual experiment, built from the lineage's settings, stages, "
         "fine-tuning cells, baselines and statistics",
+        "hf_lineage.shipping": "the shipped checkpoints made and shipped in one place: their build (the lineage's "
+        "pretraining stage run once per family, so above the lineage) and `hf-lineage checkpoints` (list, build, push, "
+        "export); the folders themselves stay in the checkpoints package, floors below, for every layer to find",
         "hf_lineage.cli": "the command line over all of it",
     },
 ]

@@ -10,8 +10,8 @@ whole WikiText-2 training text under one equal compute budget (``hf-lineage chec
 config, tokenizer, card, generation config and ``pretraining.json``, and no code. They load through the model types
 ``import hf_lineage`` registers; saving or pushing a loaded model writes the code from ``hf_lineage.models`` and the
 ``auto_map`` naming it, so that copy loads with ``trust_remote_code`` alone. This module only finds the folders (every
-registered family ships one) and imports only the registry; ``hf_lineage.lineage.checkpoint_build`` pretrains them
-and ``hf_lineage.checkpoints_cli`` is ``hf-lineage checkpoints``.
+registered family ships one) and imports only the registry; ``hf_lineage.shipping`` (above the lineage) pretrains them
+(``shipping.build``) and is ``hf-lineage checkpoints`` (``shipping.cli``).
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@
     hf-lineage checkpoints push bert someone/lineage-bert-tiny    # a shipped folder, with its card and code, to the Hub
     hf-lineage checkpoints export gpt ./lineage-gpt    # a copy with its code: loads where hf_lineage is not imported
 
-It sits above both halves it joins: the shipped folders (``hf_lineage.checkpoints``, low: data and their paths) and
-their build (``hf_lineage.lineage.checkpoint_build``, the lineage's pretraining stage). It was
-``hf_lineage/checkpoints/cli.py``, and the build ``checkpoints/build.py``: one folder on two floors, a circle between
-``checkpoints`` and ``lineage``.
+It sits with their build (``build``, the lineage's pretraining stage run once per family) above the lineage, and
+above the shipped folders themselves (``hf_lineage.checkpoints``, low: data and their paths, which every layer may
+find). Both were ``hf_lineage/checkpoints/cli.py`` and ``checkpoints/build.py`` once: one folder on two floors, a
+circle between ``checkpoints`` and ``lineage``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .checkpoints import FAMILIES, HERE, available, path, training_record
-from .lineage.checkpoint_build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
-from .folders.pretrained import check_push, push_folder, write_code
-from .folders.staged import staged_folder
+from ..checkpoints import FAMILIES, HERE, available, path, training_record
+from ..folders.pretrained import check_push, push_folder, write_code
+from ..folders.staged import staged_folder
+from .build import DEFAULT_BUDGET_SECONDS, build, public_command, summary_line
 
 
 def description() -> str:

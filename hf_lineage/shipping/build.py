@@ -1,7 +1,8 @@
 """Building the shipped checkpoints (``hf-lineage checkpoints build``): pretrain every family once, under one equal
 compute budget, into the folders the package ships (``hf_lineage/checkpoints/<family>``) and ``hf-lineage lineage``
-fine-tunes by default. It lives in the lineage (it is its pretraining stage run once per family), not in the
-``checkpoints`` package, which only finds the folders and sits floors below the lineage that reads them.
+fine-tunes by default. It is the lineage's pretraining stage run once per family, so it sits above the lineage, with
+``hf-lineage checkpoints`` (``cli``), not in the ``checkpoints`` package, which only finds the folders and sits floors
+below the lineage that reads them.
 
 Each family goes through the lineage's own pretraining stage (the engine, or word2vec's and svd's CPU trainers) at the
 tiny scale's sizes; the folder gets a model card (data, license, command, budget, words seen, loss curve, validation
@@ -22,11 +23,11 @@ import shutil
 import time
 from pathlib import Path
 
+from ..lineage.pretraining import describe_budget, pretrain_family
+from ..lineage.settings import SCALES, LineageArguments
+from ..lineage.stage_data import prepare_corpus
 from ..machine.precision import describe_machine
 from ..models.card_lineage_utils import KNOWN_DATASET_LANGUAGES, LICENSE, hub_dataset_ids, pipeline_tag, update_card
-from .pretraining import describe_budget, pretrain_family
-from .settings import SCALES, LineageArguments
-from .stage_data import prepare_corpus
 
 DEFAULT_BUDGET_SECONDS = 900.0  # the equal compute budget of the shipped checkpoints: 15 minutes a family
 CORPUS_LICENSE = "CC BY-SA 3.0 (WikiText-2, Merity et al. 2016, from Wikipedia's Good and Featured articles)"
