@@ -338,8 +338,8 @@ DEPRECATED = {"hf_lineage.pretrained_folder": "hf_lineage.folders.pretrained",
               "hf_lineage.optimization": "hf_lineage.objectives.optimization",
               "hf_lineage.contextual": "hf_lineage.vectors.contextual"}
 OLD_ADDRESS = re.compile(r"hf_lineage\.pretrain\b(?!_)|from \.+pretrain import|"
-                         r"hf_lineage\.(pretrained_folder|optimization|contextual)\b|from \.+(pretrained_folder|optimization|"
-                         r"contextual) import")
+                         r"hf_lineage\.(pretrained_folder|optimization|contextual)\b|"
+                         r"from \.+(pretrained_folder|optimization|contextual) import")
 
 
 def test_nothing_imports_the_deprecated_addresses():

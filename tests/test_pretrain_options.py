@@ -89,7 +89,7 @@ CPU_TRAINER_USES = {
     "report_to", "log_every", "keep_checkpoints",
     # float32 only: a note says so (the lineage's bf16 scales run word2vec there on a CPU machine)
     "mixed_precision",
-    # the saved folder is pushed after either backend (engine.push_if_asked, called by pretrain_dispatch)
+    # the saved folder is pushed after either backend (engine.push_if_asked, called by pretraining.dispatch)
     "push_to_hub", "hub_model_id",
     # with --dataset-name only, which the CPU trainer refuses
     "dataset_config", "text_column",
