@@ -158,7 +158,7 @@ def save_glove(hub: Path) -> None:
 def save_elmo(cache: Path, name: str) -> None:
     import h5py
 
-    from hf_lineage.convert.releases import ELMO_RELEASES
+    from hf_lineage.registry.families import ELMO_RELEASES
     from hf_lineage.convert.sources import cached_url_path
 
     os.environ["HF_LINEAGE_CACHE"] = str(cache)

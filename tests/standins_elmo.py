@@ -39,7 +39,7 @@ def save_elmo_standin(cache_root, name="small") -> tuple[Path, Path]:
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
         convert("elmo", ["small"], tmp_path / "out")
     """
-    from hf_lineage.convert.releases import ELMO_RELEASES
+    from hf_lineage.registry.families import ELMO_RELEASES
     from hf_lineage.convert.sources import cached_url_path
 
     options_url, weights_url = ELMO_RELEASES[name]

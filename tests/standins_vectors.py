@@ -1,4 +1,4 @@
-"""Tiny stand-ins for the published word vectors of the standard set (``hf_lineage.convert.releases.PUBLISHED``), put
+"""Tiny stand-ins for the published word vectors of the standard set (``hf_lineage.convert.releases.published_releases()``), put
 into a Hugging Face Hub cache under the real repository ids, so that with that cache and ``HF_HUB_OFFLINE=1``
 ``hf-lineage convert word2vec fse/word2vec-google-news-300`` and ``hf-lineage convert glove
 stanfordnlp/glove/glove.6B.zip#glove.6B.300d.txt`` read them: the conversions are tested without the network and

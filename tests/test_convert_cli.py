@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from hf_lineage.cli import main as cli_main
-from hf_lineage.convert.releases import PUBLISHED
+from hf_lineage.convert.releases import published_releases
 from hf_lineage.lineage import experiment
 from hf_lineage.lineage.scoring import score_predictions
 from hf_lineage.lineage.settings import LineageArguments, checkpoint_items, frozen_only_families
@@ -71,7 +71,7 @@ def test_the_command_writes_a_folder_with_its_record_and_refuses_to_overwrite(tm
 def test_published_names_each_family_with_a_release_and_leaves_the_others():
     directory, replaced = checkpoint_items(["published", "gpt=somewhere"], ["nnlm", "elmo", "gpt", "bert"])
     assert directory is None and replaced == {"elmo": "published", "gpt": "somewhere", "bert": "published"}
-    assert set(PUBLISHED) == {"word2vec", "glove", "elmo", "gpt", "bert"}
+    assert set(published_releases()) == {"word2vec", "glove", "elmo", "gpt", "bert"}
 
 
 def test_large_checkpoints_run_frozen_only_on_a_cpu_unless_variants_is_given():
@@ -139,7 +139,7 @@ def test_the_lineage_runs_on_the_published_set_offline_and_converts_each_release
     printed = capsys.readouterr().out
     assert printed.count("converting ") == 5 and "plan: 5 families" in printed
     results = json.loads((out / "results.json").read_text())
-    for family, release in PUBLISHED.items():
+    for family, release in published_releases().items():
         stage = results["pretraining"][family]
         record = json.loads((out / "converted" / family / "pretraining.json").read_text())
         assert stage["model"] == str(out / "converted" / family) and record["sources"] == list(release.sources)

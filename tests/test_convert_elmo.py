@@ -13,7 +13,8 @@ from transformers import AutoModel, AutoTokenizer
 
 import hf_lineage  # noqa: F401 - registers the lineage Auto classes
 from hf_lineage.convert.allennlp_elmo import SPECIALS
-from hf_lineage.convert.releases import ELMO_RELEASES, convert
+from hf_lineage.convert.releases import convert
+from hf_lineage.registry.families import ELMO_RELEASES
 from hf_lineage.convert.sources import ConversionError
 
 from conftest import run_without_hf_lineage

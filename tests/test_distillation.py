@@ -443,3 +443,18 @@ def test_the_script_turns_bad_input_into_one_error_line(tmp_path, data):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and result.stderr.strip().startswith("error:") and "missing" in result.stderr
     assert not out.exists()
+
+
+def test_every_family_with_static_task_heads_makes_a_bilstm_student():
+    """The BiLSTM students are read from the family records (``Family.static_task_heads``), so GloVe and svd, whose
+    task heads are the same static ones, are students too, and the Transformers are not."""
+    from hf_lineage.compression.distillation import static_model_types
+    from hf_lineage.models.modeling_lineage_static import StaticVectorsForSequenceClassification
+    from hf_lineage.registry import FAMILIES, family_classes
+
+    types = static_model_types()
+    assert set(types) == {"lineage-svd", "lineage-nnlm", "lineage-word2vec", "lineage-glove", "lineage-elmo"}
+    for family in FAMILIES:
+        classifier = getattr(family_classes(family)[1], "AUTO_CLASSES")["AutoModelForSequenceClassification"]
+        static = issubclass(getattr(family_classes(family)[1], classifier), StaticVectorsForSequenceClassification)
+        assert static == (f"lineage-{family}" in types), family

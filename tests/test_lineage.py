@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from transformers.generation import GenerationMixin
 
+from hf_lineage import registry
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage import cli as lineage_cli
 from hf_lineage.lineage import experiment
@@ -551,7 +552,8 @@ def test_a_pretraining_stage_is_specified_by_its_own_budget_only(monkeypatch):
     corpus = {"train": ["c.txt"], "validation": [], "train_words": 1000}
     for changed in (False, True):
         if changed:
-            monkeypatch.setitem(experiment.LINEAGE_FAMILIES, "word2vec", word2vec_budget)
+            monkeypatch.setitem(registry.FAMILIES, "word2vec",
+                                dataclasses.replace(registry.FAMILIES["word2vec"], lineage=word2vec_budget))
         for family in ("gpt", "word2vec"):
             experiment.run_pretraining_stage(RecordingStages(), family, 0, experiment.LineageArguments(), scale,
                                              corpus)

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from hf_lineage.machine import precision
+from hf_lineage import registry
 from hf_lineage.cli import main as cli_main
 from hf_lineage.lineage import settings
+from hf_lineage.machine import precision
 
 # The sizes each family's config is shrunk to; every other field stays the scale's.
 SHRUNK_SIZES = {
@@ -40,7 +41,12 @@ def shrink(scale: settings.Scale, monkeypatch) -> None:
         named, overrides, pretraining = spec.sizes[scale.name]
         shrunk = SHRUNK_SIZES[settings.library_family(family)]  # BERT's ablations: BERT's
         sizes = {**spec.sizes, scale.name: (named, {**overrides, **shrunk}, pretraining)}
-        monkeypatch.setitem(settings.LINEAGE_FAMILIES, family, dataclasses.replace(spec, sizes=sizes))
+        shrunk_spec = dataclasses.replace(spec, sizes=sizes)
+        if family in registry.FAMILIES:  # a family's lineage settings are its record's
+            monkeypatch.setitem(registry.FAMILIES, family,
+                                dataclasses.replace(registry.FAMILIES[family], lineage=shrunk_spec))
+        else:  # BERT's ablations
+            monkeypatch.setitem(settings.ABLATIONS, family, shrunk_spec)
     # One learning rate: the sweep runs the same cells at every scale (tests/test_lineage.py runs it).
     monkeypatch.setitem(settings.SCALES, scale.name, dataclasses.replace(
         scale, vocab_size=2000, max_seq_length=32, batch_size=8, finetune_batch_size=8, min_steps=1,

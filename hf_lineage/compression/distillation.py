@@ -40,8 +40,14 @@ from transformers import Trainer
 # The columns a distillation batch carries besides the model's inputs.
 TEACHER_LOGITS, DISTILL_MASK, TEACHER_POSITIONS = "teacher_logits", "distill_mask", "teacher_positions"
 
-# The families whose task heads are word features → task encoder → classifier (modeling_lineage_static.py).
-STATIC_FAMILIES = ("lineage-nnlm", "lineage-word2vec", "lineage-elmo")
+
+
+def static_model_types() -> tuple[str, ...]:
+    """The model types whose task heads are word features → task encoder → classifier (modeling_lineage_static.py;
+    each family's ``Family.static_task_heads``): what a BiLSTM student is built from."""
+    from ..registry import FAMILIES
+
+    return tuple(f"lineage-{name}" for name, spec in FAMILIES.items() if spec.static_task_heads)
 
 
 def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, labels: torch.Tensor | None = None,
@@ -217,16 +223,16 @@ def bert_student(teacher, num_layers: int, layers: list[int] | None = None):
 
 
 def static_student(path: str, auto_class, id2label: dict[int, str], hub_kwargs: dict | None = None, **overrides):
-    """A static-vector family's task head (word2vec, NNLM or ELMo features → task encoder, a BiLSTM by default →
+    """A static-vector family's task head (word2vec, GloVe, svd, NNLM or ELMo features → task encoder, a BiLSTM by default →
     classifier) from the pretrained checkpoint ``path``, with the teacher's labels; ``overrides`` set config fields
     such as ``task_hidden_size`` or ``freeze_vectors``."""
     from transformers import AutoConfig
 
     hub_kwargs = hub_kwargs or {}
     config = AutoConfig.from_pretrained(path, **hub_kwargs)
-    if config.model_type not in STATIC_FAMILIES:
+    if config.model_type not in static_model_types():
         raise ValueError(f"{path} is a {config.model_type!r} model; a BiLSTM student reads the features of one of "
-                         f"{', '.join(STATIC_FAMILIES)}")
+                         f"{', '.join(static_model_types())}")
     id2label = {int(i): name for i, name in id2label.items()}
     return auto_class.from_pretrained(path, id2label=id2label, label2id={n: i for i, n in id2label.items()},
                                       **overrides, **hub_kwargs)

@@ -8,8 +8,8 @@ The student (``--student``):
 ``bert-layers:N``               the teacher (a lineage BERT) with N of its layers, every k-th down from the top,
                                 its embeddings and head (DistilBERT's initialisation)
 ``bilstm:PATH``                 the task head of the static-vector or ELMo checkpoint PATH: its word features → a
-                                BiLSTM → classifier (Tang et al. 2019); ``bilstm-word2vec:``, ``bilstm-nnlm:``,
-                                ``bilstm-elmo:`` also check the family. ``--student_hidden_size`` sets the BiLSTM's
+                                BiLSTM → classifier (Tang et al. 2019); ``bilstm-FAMILY:`` (``bilstm-word2vec:``,
+                                ``bilstm-elmo:``, ...) also checks the family. ``--student_hidden_size`` sets the BiLSTM's
                                 width per direction
 ``PATH`` (or                    any checkpoint whose family can do the task: a pretraining folder gets a new head; a
 ``--model_name_or_path``)       fine-tuned one must have the teacher's labels, in the teacher's order
@@ -54,7 +54,6 @@ from ..tasks.splits import load_splits
 from ..tasks.training import (RecipeTrainerMixin, family_of, freeze_base_model, freeze_overrides, load_config,
                               load_tokenizer, sequence_length_limit)
 from .distillation import (
-    STATIC_FAMILIES,
     TEACHER_LOGITS,
     TEACHER_POSITIONS,
     DistillationCollator,
@@ -62,13 +61,14 @@ from .distillation import (
     bert_student,
     count_parameters,
     spaced_layers,
+    static_model_types,
     static_student,
 )
 
 logger = logging.getLogger(__name__)
 
 DISTILLATION_TASKS = ("classification", "sentence_pairs", "sequence_labeling")
-BILSTM_SPEC = re.compile(r"^bilstm(?:-(nnlm|word2vec|elmo))?:(.+)$")
+BILSTM_SPEC = re.compile(r"^bilstm(?:-([a-z0-9]+))?:(.+)$")
 LAYERS_SPEC = re.compile(r"^bert-layers:(\d+)$")
 
 
@@ -194,7 +194,7 @@ def plan_student(spec: str, teacher_config, auto_class, task: str, teacher_path:
     config = training.checked_config(model_args, auto_class, task, path)
     if bilstm:
         family = bilstm.group(1)
-        wanted = (f"lineage-{family}",) if family else STATIC_FAMILIES
+        wanted = (f"lineage-{family}",) if family else static_model_types()
         if config.model_type not in wanted:
             raise ValueError(f"--student {spec}: {path} is a {config.model_type!r} model, not "
                              f"{' or '.join(repr(w) for w in wanted)}")

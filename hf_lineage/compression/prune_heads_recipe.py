@@ -50,8 +50,9 @@ def parse_arguments(argv=None):
 
 
 def check(pruning_args: PruningArguments, config) -> None:
-    if config.model_type not in ("lineage-bert", "lineage-gpt"):
-        raise ValueError(f"head pruning needs a lineage-bert or lineage-gpt classifier, got {config.model_type!r}")
+    if not (str(config.model_type).startswith("lineage-") and hasattr(config, "num_attention_heads")):
+        raise ValueError(f"head pruning needs a lineage Transformer classifier (attention heads: lineage-bert, "
+                         f"lineage-gpt), got {config.model_type!r}")
     if pruning_args.random_orders < 1:
         raise ValueError(f"--random_orders must be at least 1, got {pruning_args.random_orders}")
     bad = [f for f in pruning_args.fractions if not 0.0 <= f <= 1.0]

@@ -215,7 +215,7 @@ def release(sources: list[str], max_vocab: int | None = None):
     ``sources`` is one of
 
     * ``[NAME]`` — a named release (``small``, ``medium``, ``original``, ``5.5B``), its two files downloaded from
-      AllenNLP's storage into the cache (``ELMO_RELEASES``);
+      AllenNLP's storage into the cache (``registry.families.ELMO_RELEASES``, ELMo's ``named_releases``);
     * ``[OPTIONS, WEIGHTS]`` — the options JSON and the weights HDF5 (paths or URLs);
     * ``[FOLDER]`` — a folder holding one ``*options*.json`` and one ``*weights*.hdf5`` (and perhaps one
       ``vocab*.txt``);
@@ -225,7 +225,8 @@ def release(sources: list[str], max_vocab: int | None = None):
     ``<UNK>``'s, and the model reads its characters, which is all AllenNLP's biLMs read. The saved model is
     stateless (see ``NOTES``). Every problem is a ``ConversionError`` naming the file.
     """
-    from .releases import ELMO_RELEASES, Release
+    from ..registry.families import ELMO_RELEASES
+    from .releases import Release
     from .sources import ConversionError
 
     options_file, weights_file, vocab_file, name, source = _resolve(list(sources), ELMO_RELEASES)

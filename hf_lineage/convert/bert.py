@@ -172,7 +172,7 @@ def release(sources: list[str], max_vocab: int | None = None):
     from .releases import Release
     from .transformers_release import check_same_outputs, load_transformers_release, outputs_notes
 
-    loaded = load_transformers_release("bert", sources, "bert", "BertForPreTraining")
+    loaded = load_transformers_release("bert", sources)
     model = from_transformers(loaded.model)
     differences = check_same_outputs(loaded, model, ["prediction_logits", "seq_relationship_logits"])
     words_seen, words_seen_from, language = TRAINED_ON.get(loaded.hub_id, (None, "", None))

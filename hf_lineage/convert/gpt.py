@@ -188,7 +188,7 @@ def release(sources: list[str], max_vocab: int | None = None):
     from .transformers_release import check_same_outputs, load_transformers_release
     from .releases import Release
 
-    loaded = load_transformers_release("gpt", sources, "openai-gpt", "OpenAIGPTLMHeadModel")
+    loaded = load_transformers_release("gpt", sources)
     model = from_transformers(loaded.model)
     differences = check_same_outputs(loaded, model, ["logits"])
     original_size = len(loaded.tokenizer)

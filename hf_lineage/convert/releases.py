@@ -1,13 +1,14 @@
 """``hf-lineage convert FAMILY SOURCE``: a paper's own published release as a lineage folder.
 
-Each family's converter (``CONVERTERS``: ``function(sources, max_vocab) -> Release``) reads the release in its own
-format and returns the lineage model, a tokenizer that reproduces the original's tokenization, and what the card
-says of it (source, license, citation, words read). ``convert`` writes that as a folder the Auto classes load after
-``import hf_lineage`` and with ``trust_remote_code`` without it, atomically: everything is written to a staging
-folder beside ``OUT`` and moved in at the end, so a failure leaves nothing in ``OUT``.
+Each family's converter (its registry record's ``release_converter``: ``function(sources, max_vocab) -> Release``)
+reads the release in its own format and returns the lineage model, a tokenizer that reproduces the original's
+tokenization, and what the card says of it (source, license, citation, words read). ``convert`` writes that as a
+folder the Auto classes load after ``import hf_lineage`` and with ``trust_remote_code`` without it, atomically:
+everything is written to a staging folder beside ``OUT`` and moved in at the end, so a failure leaves nothing in
+``OUT``.
 
-``PUBLISHED`` is the standard set, one release per family, that ``hf-lineage lineage --checkpoints published``
-runs on.
+``published_releases()`` is the standard set, one release per family (each record's ``published``), that
+``hf-lineage lineage --checkpoints published`` runs on.
 """
 
 from __future__ import annotations
@@ -42,74 +43,29 @@ class Release:
     no_sentence_probability: str = ""
 
 
-@dataclass(frozen=True)
-class PublishedRelease:
-    """One family's entry in the standard set (``--checkpoints published``)."""
+def published_releases() -> dict:
+    """The standard set, family → ``PublishedRelease`` (each family's ``published``), in lineage order."""
+    from ..registry import FAMILIES
 
-    sources: tuple[str, ...]
-    name: str  # "BERT-base, uncased"
-    parameters: str  # "110 M", or the vectors' shape
-    words: str  # what its paper says it read: "3.3 B words of BooksCorpus + English Wikipedia"
-    license: str
-    max_vocab: int | None = None  # --max-vocab used for it in the standard set
-
-
-# family -> "module:function" in hf_lineage.convert; imported only when that family is converted.
-CONVERTERS = {
-    "bert": "bert:release",
-    "gpt": "gpt:release",
-    "elmo": "allennlp_elmo:release",
-    "word2vec": "word2vec:release",
-    "glove": "glove:release",
-}
-# Families whose papers published no trained model.
-NO_RELEASE = {
-    "nnlm": "Bengio et al. (2003) published no trained model; pretrain one with `hf-lineage pretrain nnlm`",
-    "svd": "PPMI-SVD (Levy, Goldberg & Dagan 2015) has no published vectors; build them with `hf-lineage pretrain svd`",
-}
-
-_ELMO = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo/"
-# Named AllenNLP releases: hf-lineage convert elmo small|medium|original|5.5B.
-ELMO_RELEASES = {
-    name: (f"{_ELMO}{stem}/elmo_{stem}_options.json", f"{_ELMO}{stem}/elmo_{stem}_weights.hdf5")
-    for name, stem in {"small": "2x1024_128_2048cnn_1xhighway", "medium": "2x2048_256_2048cnn_1xhighway",
-                       "original": "2x4096_512_2048cnn_2xhighway",
-                       "5.5B": "2x4096_512_2048cnn_2xhighway_5.5B"}.items()
-}
-
-PUBLISHED = {
-    "word2vec": PublishedRelease(("fse/word2vec-google-news-300",), "GoogleNews-vectors-negative300",
-                                 "3 M words × 300, the first 200,000 kept", "about 100 B words of Google News",
-                                 "apache-2.0", max_vocab=200_000),
-    "glove": PublishedRelease(("stanfordnlp/glove/glove.6B.zip#glove.6B.300d.txt",), "glove.6B.300d",
-                              "400 k words × 300, the first 200,000 kept", "6 B tokens of Wikipedia 2014 + Gigaword 5", "pddl",
-                              max_vocab=200_000),
-    # The paper's own size (Peters et al. 2018's 93.6 M biLM): frozen only on a CPU, which fits the published run's
-    # hour there (docs/published.md, "Time and memory"; the small release's 13.6 M would be fine-tuned too).
-    "elmo": PublishedRelease(ELMO_RELEASES["original"], "AllenNLP's ELMo original", "93.6 M parameters",
-                             "about 0.8 B words of the 1B Word Benchmark", "apache-2.0"),
-    "gpt": PublishedRelease(("openai-community/openai-gpt",), "OpenAI GPT", "117 M parameters",
-                            "about 0.8 B words of BooksCorpus", "mit"),
-    "bert": PublishedRelease(("google-bert/bert-base-uncased",), "BERT-base, uncased", "110 M parameters",
-                             "3.3 B words of BooksCorpus + English Wikipedia", "apache-2.0"),
-}
+    return {name: spec.published for name, spec in FAMILIES.items() if spec.published}
 
 
 def converter(family: str):
-    """The converter function of ``family``; a ConversionError naming the family when there is none."""
-    if family in NO_RELEASE:
-        raise ConversionError(f"{family}: no published release exists: {NO_RELEASE[family]}")
-    if family not in CONVERTERS:
-        from ..registry import FAMILIES
+    """The converter function of ``family`` (its ``release_converter``); a ConversionError naming the family when
+    there is none."""
+    from ..registry import FAMILIES
 
-        if family in FAMILIES:  # a family of the registry with no converter: a new one, or one never released
-            raise ConversionError(f"{family}: no published release to convert (the families with one: "
-                                  f"{', '.join(CONVERTERS)})")
-        raise ConversionError(f"unknown family {family!r}; families with a published release: "
-                              f"{', '.join(CONVERTERS)}")
+    spec = FAMILIES.get(family)
+    if spec is not None and spec.no_release:
+        raise ConversionError(f"{family}: no published release exists: {spec.no_release}")
+    if spec is None or not spec.release_converter:
+        released = ", ".join(name for name, s in FAMILIES.items() if s.release_converter)
+        if spec is not None:  # a family of the registry with no converter: a new one, or one never released
+            raise ConversionError(f"{family}: no published release to convert (the families with one: {released})")
+        raise ConversionError(f"unknown family {family!r}; families with a published release: {released}")
     import importlib
 
-    module, name = CONVERTERS[family].split(":")
+    module, name = spec.release_converter.split(":")
     return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
@@ -118,8 +74,12 @@ def read_release(family: str, sources: list[str], max_vocab: int | None = None) 
     a named release), converted in memory."""
     if max_vocab is not None and max_vocab < 1:
         raise ConversionError(f"--max-vocab must be a positive number of words; got {max_vocab}")
-    if max_vocab is not None and family not in ("word2vec", "glove"):
-        raise ConversionError(f"--max-vocab applies to word vectors (word2vec, glove), not to {family}")
+    if max_vocab is not None:
+        from ..registry import FAMILIES
+
+        vectors = [name for name, spec in FAMILIES.items() if spec.word_vectors and spec.release_converter]
+        if family not in vectors:
+            raise ConversionError(f"--max-vocab applies to word vectors ({', '.join(vectors)}), not to {family}")
     return converter(family)(list(sources), max_vocab)
 
 
@@ -209,5 +169,4 @@ Converted from the published release **{release.source}** by hf_lineage; the wei
 """
 
 
-__all__ = ["CONVERTERS", "ELMO_RELEASES", "NO_RELEASE", "PUBLISHED", "PublishedRelease", "Release", "convert",
-           "converter", "read_release"]
+__all__ = ["Release", "convert", "converter", "published_releases", "read_release"]

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 import transformers
 
+from ..registry import family_spec
+
 # The sentences the conversion checks the outputs on (capitals and accents: what the uncased models normalise).
 CHECK_SENTENCES = ["The quick brown fox jumps over the lazy dog.", "A café in Zürich serves crème brûlée.",
                    "Hello!"]
@@ -39,22 +41,24 @@ class LoadedRelease:
     newly_initialised: list[str]  # the model's weights the checkpoint did not hold
 
 
-def load_transformers_release(family: str, sources: list[str], model_type: str, class_name: str) -> LoadedRelease:
-    """transformers' ``class_name`` (of ``model_type``) and its tokenizer from ``sources``: one local folder or one
-    Hub id, fetched by transformers' own ``from_pretrained`` (the HF cache; offline with ``HF_HUB_OFFLINE=1``),
-    which takes only the config, the weights and the tokenizer's files. Every problem is a ``ConversionError``
+def load_transformers_release(family: str, sources: list[str]) -> LoadedRelease:
+    """transformers' own model of ``family`` (its record's ``transformers_base``) and its tokenizer from ``sources``:
+    one local folder or one Hub id, fetched by transformers' own ``from_pretrained`` (the HF cache; offline with
+    ``HF_HUB_OFFLINE=1``), which takes only the config, the weights and the tokenizer's files. Every problem is a ``ConversionError``
     naming the source."""
     from .sources import ConversionError, one_line
 
     if len(sources) != 1:
         raise ConversionError(f"{family} takes one source, a transformers folder or a Hub model id (e.g. "
-                              f"{_EXAMPLE_IDS[family]}); got {len(sources)}: {' '.join(map(str, sources)) or 'none'}")
+                              f"{_example_id(family)}); got {len(sources)}: {' '.join(map(str, sources)) or 'none'}")
+    base = family_spec(family).transformers_base
+    model_type, class_name = base.model_type, base.class_name
     source, hub_id = _resolve(family, str(sources[0]))
     config = _read_config(source, hub_id)
     found = config.get("model_type")
     if found != model_type:
         hint = ("; it is a lineage folder already, which loads as it is" if str(found).startswith("lineage-")
-                else f"; `hf-lineage convert {family}` reads transformers' {_NAMES[family]}")
+                else f"; `hf-lineage convert {family}` reads transformers' {family_spec(family).transformers_base.name}")
         raise ConversionError(f"{source}: holds a model of type {found!r}, not {model_type!r}{hint}")
     try:
         # Heads the checkpoint lacks are initialised from the seed, without touching the caller's random state.
@@ -77,13 +81,16 @@ def load_transformers_release(family: str, sources: list[str], model_type: str, 
     return LoadedRelease(model.eval(), tokenizer, name, hub_id, missing)
 
 
-_NAMES = {"bert": "BERT", "gpt": "OpenAI GPT"}
-_EXAMPLE_IDS = {"bert": "google-bert/bert-base-uncased", "gpt": "openai-community/openai-gpt"}
 # from_pretrained's own arguments, which transformers 5 leaves in the tokenizer's init_kwargs (and so in the saved
 # tokenizer_config.json): how this copy was fetched, not what the tokenizer is.
 _LOADING_KWARGS = ("is_local", "local_files_only", "cache_dir", "force_download", "proxies", "token", "revision",
                    "subfolder", "_commit_hash")
 _TIED_COPY = re.compile(r"(cls\.predictions\.decoder\.(weight|bias)|lm_head\.weight)$")
+
+
+def _example_id(family: str) -> str:
+    """A Hub id of transformers' own model of ``family`` (its record's ``transformers_base``), for messages."""
+    return family_spec(family).transformers_base.example_id
 
 
 def _resolve(family: str, source: str) -> tuple[str, str | None]:
@@ -97,7 +104,7 @@ def _resolve(family: str, source: str) -> tuple[str, str | None]:
         raise ConversionError(f"{source}: a file, where a transformers model folder or a Hub model id was expected")
     if looks_like_hub_id(source) and source.count("/") == 1:
         return source, source
-    raise ConversionError(f"{source}: no such folder, nor a Hub model id OWNER/NAME (e.g. {_EXAMPLE_IDS[family]})")
+    raise ConversionError(f"{source}: no such folder, nor a Hub model id OWNER/NAME (e.g. {_example_id(family)})")
 
 
 def _read_config(source: str, hub_id: str | None) -> dict:

@@ -19,21 +19,11 @@ from typing import Any
 import torch
 
 from ..objectives import objective_class
-from ..registry import FAMILIES, family_classes, family_of_model_type
+from ..registry import FAMILIES, family_classes, family_of_model_type, family_spec
 from .errors import PretrainError
 
 # Options that choose the tokenizer or the size, which a continued run takes from its base.
 SET_BY_THE_BASE = ("tokenizer", "vocab_size", "config")
-# The families whose own CPU trainers make them, and why they cannot be continued.
-NOT_CONTINUABLE = {
-    "svd": "svd's vectors are a factorisation of one corpus's whole co-occurrence counts: there are no weights to "
-    "take further steps from; factorise the combined corpus instead",
-    "word2vec": "word2vec's vocabulary, word counts, Huffman tree and noise distribution are all made from the corpus "
-    "it starts on, and continuing on new text would need them rebuilt (gensim's build_vocab(update=True)), which "
-    "neither of its trainers does; train it on the combined corpus instead",
-}
-# transformers' own model of a family that a run may continue, converted on load: (model_type, class).
-TRANSFORMERS_BASES = {"bert": ("bert", "BertForPreTraining"), "gpt": ("openai-gpt", "OpenAIGPTLMHeadModel")}
 # Keys of a saved config.json that say where it came from, not what the model is.
 PROVENANCE_KEYS = ("architectures", "auto_map", "transformers_version", "_name_or_path", "model_type")
 
@@ -66,8 +56,8 @@ def check_continuable(args, given) -> None:
     options that choose the tokenizer or the size, which come from the base."""
     if not args.init_from:
         return
-    if args.family in NOT_CONTINUABLE:
-        raise PretrainError(f"--init-from: {NOT_CONTINUABLE[args.family]}")
+    if family_spec(args.family).not_continuable:
+        raise PretrainError(f"--init-from: {family_spec(args.family).not_continuable}")
     if not objective_class(args.family).engine_trains:  # a family only its own trainer makes, from nothing (glove)
         raise PretrainError(f"--init-from: {args.family} is made by its own CPU trainer alone, which starts from "
                             "nothing; train it on the combined corpus instead")
@@ -110,14 +100,15 @@ def load_base(args, objective, given) -> BaseModel:
     _, modeling = family_classes(args.family)
     model_class = getattr(modeling, objective.model_class_name)
     converted_from = None
+    transformers_base = family_spec(args.family).transformers_base  # converted on load
     if family == args.family:
         model, info = model_class.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
-    elif args.family in TRANSFORMERS_BASES and model_type == TRANSFORMERS_BASES[args.family][0]:
-        model, info, converted_from = _converted(args.family, source)
+    elif transformers_base is not None and model_type == transformers_base.model_type:
+        model, info, converted_from = _converted(transformers_base.class_name, source)
     else:
         accepted = f"a lineage-{args.family} model" + (
-            f" or transformers' {TRANSFORMERS_BASES[args.family][1]} ({TRANSFORMERS_BASES[args.family][0]})"
-            if args.family in TRANSFORMERS_BASES else "")
+            f" or transformers' {transformers_base.class_name} ({transformers_base.model_type})"
+            if transformers_base is not None else "")
         hint = f"; `hf-lineage pretrain {family} --init-from` continues it" if family else ""
         raise PretrainError(f"--init-from {args.init_from} holds a {model_type or 'model of unknown type'} model; "
                             f"`hf-lineage pretrain {args.family}` continues {accepted}{hint}")
@@ -134,13 +125,12 @@ def load_base(args, objective, given) -> BaseModel:
     return base
 
 
-def _converted(family: str, source: str):
-    """transformers' own model of ``family`` at ``source``, as the lineage model (``convert.from_transformers``)."""
+def _converted(class_name: str, source: str):
+    """transformers' ``class_name`` at ``source``, as the lineage model (``convert.from_transformers``)."""
     import transformers
 
     from ..convert import from_transformers
 
-    class_name = TRANSFORMERS_BASES[family][1]
     source, info = getattr(transformers, class_name).from_pretrained(source, dtype=torch.float32,
                                                                      output_loading_info=True)
     model = from_transformers(source)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..convert.releases import PUBLISHED
+from ..convert.releases import published_releases
 from ..experiments.stages import process_state
+from ..registry import FAMILIES
 from .settings import (
     DEFAULT_TASKS,
     DEFAULT_VARIANTS,
     PAIR_ENCODINGS,
     SCALES,
+    LINEAGE_FAMILIES,
     LineageArguments,
     LineageError,
     default_families,
@@ -26,6 +28,7 @@ def description() -> str:
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    unreleased = [name for name in LINEAGE_FAMILIES if name in FAMILIES and FAMILIES[name].no_release]
     parser = parser or argparse.ArgumentParser(prog="hf-lineage lineage", description=description())
     add = parser.add_argument
     add("--output-dir", default="lineage_report", help="where the report, results and stages go (default: %(default)s)")
@@ -90,8 +93,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
              "word2vec=GoogleNews-vectors-negative300.bin; several files joined by ','), converted once into "
              "OUTPUT_DIR/converted/FAMILY and reused; `published` names the standard set, the papers' own releases: "
              + "; ".join(f"{family}: {release.name} ({release.parameters}; read {release.words})"
-                         for family, release in PUBLISHED.items())
-             + " (nnlm and svd have none and keep the shipped checkpoint; docs/published.md). The family must be in "
+                         for family, release in published_releases().items())
+             + f" ({' and '.join(unreleased)} have none and keep the shipped checkpoint; docs/published.md). The "
+             "family must be in "
              "--families. The pretraining table names each folder's size, words read and source; with --scale "
              "small/base the scale sets the fine-tuning only")
     add("--rerun", action="store_true", help="run every stage again instead of reusing finished ones (and convert "

@@ -598,9 +598,11 @@ def pick_learning_rate(tried: list[tuple]) -> dict:
 
 def expected_cost(spec: dict) -> tuple:
     """A cell's rough place in the running times measured at the tiny scale (docs/lineage.md): generation cells
-    longest, then ELMo's (its projected LSTMs have no oneDNN kernel), then pairs (two sentences), then larger sets."""
+    longest, then the families with slow cells (``LineageFamily.slow_cells``: ELMo's), then pairs (two sentences),
+    then larger sets."""
     kind = TASKS[spec["task"]].kind
-    return (kind == "generation", spec["family"] == "elmo", kind == "sentence_pairs", spec["train_size"])
+    return (kind == "generation", LINEAGE_FAMILIES[spec["family"]].slow_cells, kind == "sentence_pairs",
+            spec["train_size"])
 
 
 def finetuning_workers(args) -> int:
@@ -742,13 +744,10 @@ def notes(args: LineageArguments, scale: Scale) -> list[str]:
     import torch
 
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    # Only a run that pretrains trains word2vec (on a GPU machine the engine does, deterministically).
-    if pretrains(args) and "word2vec" in args.families and threads > 1 and not torch.cuda.is_available():
-        lines.append(f"Not reproducible: word2vec's CPU trainer updates its vectors from {threads} threads without "
-                     "locks (Hogwild, as word2vec.c and gensim do), so its vectors, and the word2vec cells, differ "
-                     "slightly from run to run (in two default runs on the reference machine the understanding "
-                     "scores moved by at most 0.011). Every other number is identical for the same arguments and "
-                     "seed; on one CPU word2vec is too.")
+    # Only a run that pretrains runs the CPU trainers (on a GPU machine the engine trains, deterministically).
+    if pretrains(args) and threads > 1 and not torch.cuda.is_available():
+        lines += [LINEAGE_FAMILIES[f].threads_note.format(threads=threads) for f in args.families
+                  if LINEAGE_FAMILIES[f].threads_note]
     tuned = {f: training for f in args.families if (training := scale.family_sizes(f)[2])}
     if tuned and pretrains(args):
         lines.append(f"Pretraining optimiser settings changed from the papers' for this scale: {tuned}.")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 
+from ..registry import FAMILIES
 from .claims import (  # noqa: F401 - evaluate_claims and noise_margin are part of this module's public names
     NOISE_RULE,
     _cells,
@@ -61,6 +62,13 @@ class _Footnotes:
         """Definitions of the footnotes numbered after ``start`` (printed under the table that uses them)."""
         return [f"{label}: {text}" for text, label in self.texts.items() if int(label[2:-1]) > start]
 
+
+
+def _reads_pair_as_one_sequence(family: str) -> bool:
+    """Its paper reads a sentence pair as one sequence (``Family.pair_as_one_sequence``: GPT, BERT, BERT's
+    ablations), which a siamese run does not."""
+    spec = FAMILIES.get(library_family(family))
+    return spec is not None and spec.pair_as_one_sequence
 
 def _one_line(text):
     return " ".join(str(text).split())
@@ -296,7 +304,7 @@ def _main_table(results, notes):
             text = _score_cell(cell, notes, f"{_name(family)} × {task_name} ({cell and cell.get('variant')})")
             if cell is not None and cell.get("variant") != usual and _score(cell) is not None:
                 text += f" ({cell['variant']})"  # e.g. generation, where frozen networks cannot learn the format
-            if (tasks[task_name].get("kind") == "sentence_pairs" and library_family(family) in ("gpt", "bert")
+            if (tasks[task_name].get("kind") == "sentence_pairs" and _reads_pair_as_one_sequence(family)
                     and results.get("pair_encoding") == "siamese"):
                 text += notes.mark(
                     "GPT and BERT read a pair siamese here, as the other families do: each sentence encoded on its "

@@ -6,12 +6,14 @@ Nothing here trains or reads data; every other stage module imports these names.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import samples as _samples
 from ..convert.sources import looks_like_model_id
 from ..models.configuration_lineage_utils import PAIR_ENCODINGS
+from ..registry.families import FAMILIES, LineageFamily
 
 VARIANTS = ("frozen", "finetuned", "scratch")
 # The frozen regime's head, the same for every family (issue 42): a learned scalar mix of its layers → BiLSTM →
@@ -32,156 +34,51 @@ SAMPLES = _samples.LINEAGE
 BLIMP_SAMPLE_PAIRS = 20
 
 
-@dataclass(frozen=True)
-class LineageFamily:
-    """What the experiment knows of one family, beside what the library knows (``hf_lineage.registry.FAMILIES``)."""
-
-    label: str  # its name in the report and plots
-    color: str  # its matplotlib colour in the plots
-    objective: str  # what it pretrains on, in words, for the report
-    # How its paper used the pretrained model downstream: static vectors and ELMo as fixed features under a task
-    # model (ELMo: "we freeze the weights of the biLM"), GPT and BERT fine-tuned end to end. The main table shows
-    # these cells. On generation the language model itself must learn the output format, so there the LMs (ELMo's
-    # forward LM, GPT, BERT2BERT) are fine-tuned; the static-vector families keep fixed vectors under their own
-    # LSTM decoder.
-    main_variant: str
-    generation_variant: str
-    # Its place in the claims: "static" (a vector per word) or its own group in "static < ELMo < GPT < BERT";
-    # "root" (PPMI-SVD) is static for "contextual beats static" but outside that ordering.
-    claim_group: str
-    # scale → (named config, config overrides, pretraining overrides)
-    sizes: dict
-    # scale → learning rate when the pretrained network is trained (fine-tuned or from scratch)
-    finetune_learning_rate: dict
-    # Its equal-time budget (the tiny scale's default): the corpus words it reads in ``TINY_EQUAL_TIME_SECONDS`` of
-    # pretraining on ``REFERENCE_MACHINE`` (measured with ``hf-lineage lineage --budget-seconds``, whose results.json
-    # reports the words each family saw).
-    equal_time_words: int
-    # How a budget reaches its trainer: "steps" (the engine, sequences of the scale's length in the scale's batches),
-    # "passes" (word2vec: whole passes with the learning rate decaying over them all, as the C tool and gensim),
-    # "one pass" (svd: one counting pass and a factorisation; glove: one counting pass and its config's iterations
-    # over the counts; no steps to budget).
-    budget_unit: str = "steps"
-    in_default_run: bool = True
-    # One id per word and <unk> for every other word (the labeling diagnostics count the words outside it).
-    word_level: bool = False
-    # What its validation perplexity is: "causal" (exp of a next-token loss), "masked" (exp of the masked-LM loss),
-    # "none" (not a language model: its validation loss is its own objective's, with no perplexity), or None (no
-    # validation at all).
-    perplexity: str | None = None
-    # Its fine-tuned cells pick their learning rate from ``Scale.learning_rate_sweep`` on the dev split.
-    sweep_learning_rate: bool = False
-    # An ablation of a library family (BERT's, ``claim_group`` "ablation"): the registry family it is pretrained and
-    # fine-tuned as (None: its own name), and the ``PretrainArguments`` it changes (its ``sizes`` the config).
-    library_family: str | None = None
-    pretrain_options: dict = field(default_factory=dict)
-    # Its size as the report writes it, from a pretrained folder's config.json (``pretraining.describe_size``): (width
-    # keys, layer keys, further keys), the first width and layer key present counting ("2 × 64"; no layer key: "64-d",
-    # one vector per word), each further key present added by name (NNLM: "64-d, hidden 128").
-    size_keys: tuple = (("vector_size",), (), ())
-
-
 # The tiny scale's budget is equal pretraining time, fixed as the corpus words each family reads in that time on the
-# reference machine, so that a run is reproducible and the budget means the same on every machine. word2vec's was
-# lowered from 70M when two default runs spent 67 s and 80 s on it, against the others' 49-51 s; 45M then took 26-35
-# s. Its speed on the shared reference machine varies up to threefold from run to run. Its skip-gram kernel then
-# became about 3x faster (pWord2Vec's shared negatives): 45M took 15 s of training on 2026-11-26 while NNLM, ELMo, GPT
-# and BERT took 59-92 s on the same (slower) machine, so it was raised to 200M (about 67 s there). svd always counts
-# over the whole corpus once (the method has no steps or passes to budget); its entry is that pass over the embedded
-# sample, which takes about 5 s.
+# reference machine (each family's ``LineageFamily.equal_time_words``, in ``hf_lineage.registry.families``, which
+# tells how they were set).
 REFERENCE_MACHINE = "x86_64, 2 CPU cores (AMD EPYC), no GPU, torch 2.13.0+cpu"
 TINY_EQUAL_TIME_SECONDS = 50.0
 
-# Sizes: tiny gives representations of ~64 dimensions for every family, learning rates raised for few steps (the
-# papers' rates are for millions of steps). Small and base follow the papers more closely and expect a real corpus and
-# a GPU: base is the papers' sizes (BERT base, GPT, ELMo original, 300-d word2vec) except NNLM, widened to 512
-# dimensions because its paper's 30-100 would be no comparison. The task models of the static families and ELMo
-# (LSTMs trained from scratch on top) need a larger fine-tuning step than the pretrained Transformers.
-_TRANSFORMER_SMALL = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024}
-_TRANSFORMER_SMALL_TRAINING = {"learning_rate": 5e-4, "warmup_ratio": 0.02}
-_STATIC_RATES = {"tiny": 1e-2, "small": 1e-3, "base": 1e-3}
-
-_BERT_SIZES = {"tiny": ("tiny", {}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
-               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("base", {}, {})}
-_BERT_RATES = {"tiny": 1e-3, "small": 1e-4, "base": 5e-5}
-_BERT_WORDS = 1_850_000
-_TRANSFORMER_SIZE_KEYS = (("hidden_size",), ("num_hidden_layers",), ())
-
-# Every family ``--families`` accepts, in lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
-LINEAGE_FAMILIES = {
-    # Not in the default run: its vectors take seconds, but its fine-tuning cells would add minutes to a default
-    # budget that is already full.
-    "svd": LineageFamily(
-        "PPMI-SVD", "tab:purple", "PPMI of window counts, truncated SVD (no training steps)", "frozen", "frozen",
-        "root", sizes={"tiny": ("levy2015", {"vector_size": 64, "min_count": 2}, {}),
-                       "small": ("levy2015", {"vector_size": 256}, {}), "base": ("levy2015", {}, {})},
-        finetune_learning_rate=_STATIC_RATES, equal_time_words=598_000, budget_unit="one pass",
-        in_default_run=False, word_level=True),
-    "nnlm": LineageFamily(
-        "NNLM", "tab:brown", "next word from the n-1 previous (causal LM)", "frozen", "frozen", "static",
-        sizes={"tiny": ("tiny", {"embedding_size": 64, "hidden_size": 128, "context_size": 4}, {}),
-               "small": ("mlp1", {"embedding_size": 256, "hidden_size": 512}, {}),
-               "base": ("mlp1", {"embedding_size": 512, "hidden_size": 1024, "context_size": 5}, {})},
-        finetune_learning_rate=_STATIC_RATES, equal_time_words=380_000, word_level=True, perplexity="causal",
-        size_keys=(("embedding_size",), (), ("hidden_size",))),
-    "word2vec": LineageFamily(
-        "word2vec", "tab:olive", "skip-gram/CBOW, negative sampling", "frozen", "frozen", "static",
-        sizes={"tiny": ("tiny", {"vector_size": 64, "window": 5, "negative": 5, "min_count": 2}, {}),
-               "small": ("gensim", {"vector_size": 256}, {}), "base": ("mikolov2013", {}, {})},
-        finetune_learning_rate=_STATIC_RATES, equal_time_words=200_000_000, budget_unit="passes", word_level=True,
-        perplexity="none"),
-    # Not in the default run, as svd: the count-based rival of word2vec, run when named (``--families ... glove``).
-    "glove": LineageFamily(
-        "GloVe", "tab:pink", "weighted least squares on log co-occurrence counts (AdaGrad)", "frozen", "frozen",
-        "static", sizes={"tiny": ("pennington2014", {"vector_size": 64, "min_count": 2, "epochs": 25}, {}),
-                         "small": ("pennington2014", {"vector_size": 256, "epochs": 50}, {}),
-                         "base": ("pennington2014", {}, {})},
-        finetune_learning_rate=_STATIC_RATES, equal_time_words=598_000, budget_unit="one pass",
-        in_default_run=False, word_level=True),
-    "elmo": LineageFamily(
-        "ELMo", "tab:green", "forward + backward LM (train: sum, validation: mean)", "frozen", "finetuned", "elmo",
-        # No cell/projection clipping at the smaller sizes: the LSTMs then run fused (bilm-tf's clipping needs a
-        # per-step loop).
-        sizes={"tiny": ("tiny", {"lstm_cell_size": 128, "projection_size": 32, "cell_clip": None, "proj_clip": None},
-                        {}),
-               "small": ("small", {"projection_size": 128, "cell_clip": None, "proj_clip": None}, {}),
-               "base": ("original", {}, {})},
-        finetune_learning_rate={"tiny": 3e-3, "small": 1e-3, "base": 1e-3}, equal_time_words=280_000,
-        perplexity="causal", size_keys=(("projection_size", "lstm_cell_size"), ("num_lstm_layers",), ())),
-    "gpt": LineageFamily(
-        "GPT", "tab:blue", "causal LM", "finetuned", "finetuned", "gpt",
-        # lm_loss_weight 0 at tiny: GPT's auxiliary LM loss off when fine-tuning on 1,000 examples. Radford et al.
-        # (2018, table 5) found it helps the large datasets and not the small ones (average 74.7 with it, 75.0
-        # without); here it would also cost 5x the time of a fine-tuning step (the 8,000-word projection of every
-        # token is larger than the 64-wide network).
-        sizes={"tiny": ("tiny", {"lm_loss_weight": 0.0}, {"learning_rate": 1e-3, "warmup_ratio": 0.05}),
-               "small": ("tiny", _TRANSFORMER_SMALL, _TRANSFORMER_SMALL_TRAINING), "base": ("gpt", {}, {})},
-        finetune_learning_rate={"tiny": 1e-3, "small": 1e-4, "base": 6.25e-5}, equal_time_words=700_000,
-        perplexity="causal", sweep_learning_rate=True, size_keys=_TRANSFORMER_SIZE_KEYS),
-    "bert": LineageFamily(
-        "BERT", "tab:red", "masked LM + NSP (validation: masked LM)", "finetuned", "finetuned", "bert",
-        sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="masked",
-        sweep_learning_rate=True, size_keys=_TRANSFORMER_SIZE_KEYS),
-    # BERT's ablations (Devlin et al. 2018, table 5; issue 45), run when named: `--families bert bert-no-nsp bert-ltr
-    # --pretrain`. Each is BERT at its size, on its data and word budget, with one ingredient changed; they have no
-    # shipped checkpoint. "No NSP": the same [CLS] A [SEP] B [SEP] pairs, the NSP loss dropped. "LTR & No NSP":
-    # BERT's architecture with a causal mask (is_decoder), trained as a left-to-right LM on those sequences, so that
-    # against "No NSP" only the direction differs (GPT at BERT's size would also change the tokenizer, the data
-    # format and the budget).
-    "bert-no-nsp": LineageFamily(
-        "BERT no NSP", "tab:pink", "masked LM only: the same pairs, no NSP loss (validation: masked LM)", "finetuned",
-        "finetuned", "ablation", sizes=_BERT_SIZES, finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS,
-        perplexity="masked", sweep_learning_rate=True, in_default_run=False, library_family="bert",
-        pretrain_options={"next_sentence_prediction": False}, size_keys=_TRANSFORMER_SIZE_KEYS),
-    "bert-ltr": LineageFamily(
-        "BERT left-to-right", "tab:orange", "left-to-right LM with BERT's architecture (is_decoder), no NSP",
-        "finetuned", "finetuned", "ablation",
-        sizes={scale: (config, {**overrides, "is_decoder": True}, training)
-               for scale, (config, overrides, training) in _BERT_SIZES.items()},
-        finetune_learning_rate=_BERT_RATES, equal_time_words=_BERT_WORDS, perplexity="causal",
-        sweep_learning_rate=True, in_default_run=False, library_family="bert",
-        pretrain_options={"next_sentence_prediction": False}, size_keys=_TRANSFORMER_SIZE_KEYS),
+_BERT = FAMILIES["bert"].lineage
+_BERT_ABLATION = {"claim_group": "ablation", "in_default_run": False, "library_family": "bert",
+                  "pretrain_options": {"next_sentence_prediction": False}, "in_grammar_claim": False}
+# BERT's ablations (Devlin et al. 2018, table 5; issue 45), run when named: `--families bert bert-no-nsp bert-ltr
+# --pretrain`. They are experiments, not families: each is BERT at its size, on its data and word budget, with one
+# ingredient changed, pretrained and fine-tuned as the bert family; they have no shipped checkpoint. "No NSP": the
+# same [CLS] A [SEP] B [SEP] pairs, the NSP loss dropped. "LTR & No NSP": BERT's architecture with a causal mask
+# (is_decoder), trained as a left-to-right LM on those sequences, so that against "No NSP" only the direction differs
+# (GPT at BERT's size would also change the tokenizer, the data format and the budget).
+ABLATIONS = {
+    "bert-no-nsp": replace(_BERT, label="BERT no NSP", color="tab:pink",
+                           objective="masked LM only: the same pairs, no NSP loss (validation: masked LM)",
+                           **_BERT_ABLATION),
+    "bert-ltr": replace(_BERT, label="BERT left-to-right", color="tab:orange",
+                        objective="left-to-right LM with BERT's architecture (is_decoder), no NSP",
+                        sizes={scale: (config, {**overrides, "is_decoder": True}, training)
+                               for scale, (config, overrides, training) in _BERT.sizes.items()},
+                        perplexity="causal", **_BERT_ABLATION),
 }
+
+
+class _LineageFamilies(Mapping):
+    """Every family ``--families`` accepts, name → ``LineageFamily``, in lineage order: each registry family's
+    ``lineage`` record (read at each lookup, so a family added to ``FAMILIES`` is here too), then the ablations."""
+
+    def _records(self) -> dict:
+        return {**{name: spec.lineage for name, spec in FAMILIES.items() if spec.lineage is not None}, **ABLATIONS}
+
+    def __getitem__(self, family: str) -> LineageFamily:
+        return self._records()[family]
+
+    def __iter__(self):
+        return iter(self._records())
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+
+LINEAGE_FAMILIES = _LineageFamilies()
 
 
 def default_families() -> list[str]:
@@ -519,7 +416,8 @@ class CheckpointSource:
     hub_id: str | None = None
 
 
-# ``--checkpoints published``: every family's release in ``convert.releases.PUBLISHED`` (the others keep theirs).
+# ``--checkpoints published``: every family's release in the standard set (``convert.releases.published_releases``;
+# the others keep theirs).
 PUBLISHED_ITEM = "published"
 
 
@@ -550,10 +448,11 @@ def checkpoint_items(checkpoints, families=None) -> tuple[str | None, dict]:
             raise LineageError(f"--checkpoints {item}: no folder after '='")
         replaced[family] = folder
     if published:
-        from ..convert.releases import PUBLISHED
+        from ..convert.releases import published_releases
 
+        standard_set = published_releases()
         for family in families if families is not None else LINEAGE_FAMILIES:
-            if family in PUBLISHED and family not in replaced:
+            if family in standard_set and family not in replaced:
                 replaced[family] = PUBLISHED_ITEM
     return directory, replaced
 
@@ -639,13 +538,14 @@ def replaced_source(family: str, given: str, args: LineageArguments) -> Checkpoi
     import json
 
     if given == PUBLISHED_ITEM:
-        from ..convert.releases import PUBLISHED
+        from ..convert.releases import published_releases
 
-        release = PUBLISHED[library_family(family)]
+        release = published_releases()[library_family(family)]
         return converted_source(family, list(release.sources), args, release.max_vocab,
                                 f"published: {release.name}")
-    from ..registry import family_of_model_type
+    from ..registry import family_of_model_type, family_spec
 
+    record = family_spec(library_family(family))
     path = Path(given).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         try:
@@ -658,15 +558,12 @@ def replaced_source(family: str, given: str, args: LineageArguments) -> Checkpoi
             raise LineageError(f"--checkpoints {family}={given}: its config.json's model_type is "
                                f"{config.get('model_type')!r}, not {family}'s (lineage-{library_family(family)})")
         return converted_source(family, [given], args)
-    if path.is_dir() and library_family(family) in ("bert", "gpt"):  # their releases are transformers folders
+    if path.is_dir() and record.transformers_base:  # its releases are transformers folders
         raise LineageError(f"--checkpoints {family}={given}: no config.json in {path} (not a pretrained model folder)")
     if path.exists() or "," in given or "://" in given or "#" in given:
         return converted_source(family, given.split(","), args)
-    if library_family(family) == "elmo":
-        from ..convert.releases import ELMO_RELEASES
-
-        if given in ELMO_RELEASES:
-            return converted_source(family, [given], args)
+    if given in record.named_releases:  # ELMo's: hf-lineage convert elmo original
+        return converted_source(family, [given], args)
     if looks_like_model_id(given):
         config = _hub_config(given)
         if config is not None and _lineage_model_type(config, family):

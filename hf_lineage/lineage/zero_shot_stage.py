@@ -32,15 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..minimal_pairs.model_specs import DEFAULT_NGRAM_ORDER, NGRAM, VECTORS_WHY
-from .settings import BLIMP_SAMPLE_PAIRS, family_label
+from .settings import BLIMP_SAMPLE_PAIRS, LINEAGE_FAMILIES, family_label
 
 ORDER_TASK = "order_pairs"
 # The pairs per paradigm the grammar section scores by default: all of the embedded sample's (docs/lineage.md, "Wall
 # time", for what the stage costs).
 BLIMP_PAIRS = BLIMP_SAMPLE_PAIRS
 NGRAM_LABEL = f"Kneser-Ney {DEFAULT_NGRAM_ORDER}-gram"
-# The claimed order of the grammar claim: the count-based n-gram first, then the lineage's language models.
-GRAMMAR_ORDER = (NGRAM, "nnlm", "elmo", "gpt", "bert")
+
+
+def grammar_order() -> tuple[str, ...]:
+    """The claimed order of the grammar claim: the count-based n-gram first, then the lineage's language models
+    (``LineageFamily.in_grammar_claim``) in lineage order."""
+    return (NGRAM, *(family for family, spec in LINEAGE_FAMILIES.items() if spec.in_grammar_claim))
 
 
 def blimp_pairs(args) -> int:
@@ -331,7 +335,7 @@ def summarize_zero_shot(results: list[dict], job_specs: list[dict], plan: ZeroSh
         systems = {name: {**scorings[name], "overall": entry["overall"], "fields": entry["fields"],
                           "phenomena": entry["phenomena"]} for name, entry in summary.items()}
         rows = published_summary(blimp, published)
-        present = [s for s in GRAMMAR_ORDER if s in primary]
+        present = [s for s in grammar_order() if s in primary]
         differences = []
         for lower, higher in zip(present, present[1:]):
             difference = paired_difference(blimp, subset[primary[higher]], subset[primary[lower]], resamples, seed)

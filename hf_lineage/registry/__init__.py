@@ -1,10 +1,11 @@
-"""The families: what the library knows of each, in one entry, and their registration with transformers' Auto classes.
+"""The families and their registration with transformers' Auto classes.
 
-A family is one entry in ``FAMILIES`` (a ``Family``): its configuration and modeling modules in ``hf_lineage.models``
-(the modeling module's ``AUTO_CLASSES`` table maps an Auto class name to the family's class for it; registration
-reads that table, and so does ``save_pretrained`` when it writes ``auto_map``), its tokenizer class if it has its
-own, its pre-training objective, and the few rules the task recipes follow per family. What the lineage experiment
-needs (sizes per scale, budgets, learning rates, plot colours) is the other table, ``hf_lineage.lineage.settings``.
+A family is one record in ``FAMILIES`` (a ``Family``, in ``registry.families``): its configuration and modeling
+modules in ``hf_lineage.models`` (the modeling module's ``AUTO_CLASSES`` table maps an Auto class name to the family's
+class for it; registration reads that table, and so does ``save_pretrained`` when it writes ``auto_map``), its
+tokenizer class if it has its own, its pre-training objective, the rules the task recipes follow per family, its
+release and transformers base, and what the lineage experiment needs (``Family.lineage``). This module derives what
+transformers and PEFT read from those records and registers them.
 """
 
 import ast
@@ -14,88 +15,9 @@ import importlib.util
 import sys
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Family:
-    """One family's library facts. Module names are in ``hf_lineage.models``; ``"module:Class"`` strings are read on
-    first use, so registering a family imports only its configuration and modeling modules."""
-
-    config: str  # "configuration_lineage_gpt:LineageGPTConfig"
-    modeling: str  # "modeling_lineage_gpt", whose AUTO_CLASSES table names the classes
-    objective: str  # its pre-training objective for the engine, "hf_lineage.objectives.gpt:GPTObjective"
-    # The named size of its paper's configuration, what ``hf-lineage pretrain FAMILY`` trains unless ``--config`` says
-    # otherwise (as ``BertConfig()`` is BERT-base and gensim's ``Word2Vec()`` the C tool's); ``tiny`` is for tests.
-    paper_size: str
-    # Its own CPU trainer, ``function(settled PretrainArguments, objective) -> output dir``, which ``pretrain()`` may
-    # pick instead of the engine (``--backend``); imported only then (numba, scikit-learn).
-    cpu_trainer: str | None = None
-    # Its own tokenizer class (ELMo's also gives character ids) and that class's `tokenizers`-backed twin, which
-    # AutoTokenizer returns; None: a `tokenizers` pipeline in the generic PreTrainedTokenizerFast, so a saved folder
-    # loads anywhere.
-    tokenizer: str | None = None
-    fast_tokenizer: str | None = None
-    # A left-to-right language model: its checkpoints ship a generation config and generate
-    # (``AutoModelForCausalLM``, ``pipeline("text-generation")``). BERT's causal head only serves as the decoder of an
-    # ``EncoderDecoderModel``, so BERT is not one.
-    causal_lm: bool = False
-    # Sequence labelling tags a word at its last token for a model that reads left to right (GPT, NNLM), else at its
-    # first.
-    labels_last_token: bool = False
-    # Generation can continue a left-padded batch of prompts (ELMo's forward LSTM reads padding as input: its prompts
-    # are generated in groups of equal length instead).
-    left_padding: bool = True
-    # One vector per word of a word-level vocabulary, whatever the sentence (NNLM, word2vec, svd, glove): the analyses
-    # read its input embeddings as ``WordVectors`` (``word_vector_model_types``).
-    word_vectors: bool = False
-    # GPT's task input transformations (Radford et al. 2018, fig. 1): start, delimiter and extract tokens added to
-    # the vocabulary when fine-tuning on sentence pairs and question answering.
-    task_tokens: bool = False
-    # How ``hf-lineage evaluate minimal-pairs`` and the lineage's zero-shot stage score a sentence with no task head
-    # (``minimal_pairs.scorers.SCORERS``): "masked" (pseudo-log-likelihood), "elmo" (its two directions); unset, a
-    # causal LM's left-to-right log-probability (``causal_lm``) or none. A folder of a word-vector family without a
-    # language-model head has none either way.
-    sentence_scoring: str | None = None
-    # What its hidden states are called, the first (the input layer) and the rest (numbered from 1): ELMo's are its
-    # character-CNN token layer and its biLSTM layers.
-    layer_words: tuple[str, str] = ("embeddings", "layer")
-
-    @property
-    def head_free_scoring(self) -> str | None:
-        """``sentence_scoring``, or "causal" for a causal LM, or None."""
-        return self.sentence_scoring or ("causal" if self.causal_lm else None)
-
-
-# In lineage order: the count-based root (PPMI-SVD, Levy et al. 2015) first.
-FAMILIES = {
-    "svd": Family("configuration_lineage_svd:LineageSvdConfig", "modeling_lineage_svd",
-                  "hf_lineage.objectives.svd:SvdObjective", "levy2015",
-                  cpu_trainer="hf_lineage.word_vector_trainers.svd:pretrain_svd",
-                  causal_lm=True, word_vectors=True),
-    "nnlm": Family("configuration_lineage_nnlm:LineageNNLMConfig", "modeling_lineage_nnlm",
-                   "hf_lineage.objectives.nnlm:NNLMObjective", "mlp1", causal_lm=True, labels_last_token=True,
-                   word_vectors=True),
-    "word2vec": Family("configuration_lineage_word2vec:LineageWord2VecConfig", "modeling_lineage_word2vec",
-                       "hf_lineage.objectives.word2vec:Word2VecObjective", "mikolov2013",
-                       cpu_trainer="hf_lineage.word_vector_trainers.word2vec:pretrain_word2vec", causal_lm=True,
-                       word_vectors=True),
-    "glove": Family("configuration_lineage_glove:LineageGloveConfig", "modeling_lineage_glove",
-                    "hf_lineage.objectives.glove:GloveObjective", "pennington2014",
-                    cpu_trainer="hf_lineage.word_vector_trainers.glove:pretrain_glove", causal_lm=True,
-                    word_vectors=True),
-    "elmo": Family("configuration_lineage_elmo:LineageElmoConfig", "modeling_lineage_elmo",
-                   "hf_lineage.objectives.elmo:ElmoObjective", "original",
-                   tokenizer="tokenization_lineage_elmo:LineageElmoTokenizer",
-                   fast_tokenizer="tokenization_lineage_elmo:LineageElmoTokenizerFast", causal_lm=True,
-                   left_padding=False, sentence_scoring="elmo", layer_words=("token", "biLSTM")),
-    "gpt": Family("configuration_lineage_gpt:LineageGPTConfig", "modeling_lineage_gpt",
-                  "hf_lineage.objectives.gpt:GPTObjective", "gpt", causal_lm=True, labels_last_token=True,
-                  task_tokens=True),
-    "bert": Family("configuration_lineage_bert:LineageBertConfig", "modeling_lineage_bert",
-                   "hf_lineage.objectives.bert:BertObjective", "base", sentence_scoring="masked"),
-}
+from .families import FAMILIES, Family, LineageFamily, PublishedRelease, TransformersBase
 
 
 def family_spec(family: str) -> Family:
@@ -247,7 +169,7 @@ def register_question_answering_pipeline() -> None:
     from transformers import AutoModelForQuestionAnswering
     from transformers import pipelines as transformers_pipelines
 
-    from .models.pipeline_lineage_question_answering import LineageQuestionAnsweringPipeline
+    from ..models.pipeline_lineage_question_answering import LineageQuestionAnsweringPipeline
 
     registered = transformers_pipelines.PIPELINE_REGISTRY.supported_tasks.get("question-answering", {})
     if registered.get("impl") is not LineageQuestionAnsweringPipeline:  # register_pipeline warns when overwriting
@@ -258,9 +180,10 @@ def register_question_answering_pipeline() -> None:
     getattr(transformers_pipelines, "REMOVED_TASKS", {}).pop("question-answering", None)
 
 
-# LoRA's default target modules per model type (what ``LoraConfig()`` without ``target_modules`` adapts), as PEFT
-# has them for transformers' BERT ("query", "value"); lineage GPT's self-attention uses the same names.
-PEFT_LORA_TARGET_MODULES = {"lineage-bert": ["query", "value"], "lineage-gpt": ["query", "value"]}
+def peft_lora_target_modules() -> dict[str, list[str]]:
+    """LoRA's default target modules per model type (what ``LoraConfig()`` without ``target_modules`` adapts), from
+    each family's ``lora_targets``: ``{"lineage-bert": ["query", "value"], ...}``."""
+    return {f"lineage-{name}": list(spec.lora_targets) for name, spec in FAMILIES.items() if spec.lora_targets}
 
 
 def register_peft_targets() -> None:
@@ -272,7 +195,7 @@ def register_peft_targets() -> None:
         from peft.utils.constants import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING as mapping
     except ImportError:  # a PEFT too old or broken: LoRA still works with explicit target_modules
         return
-    for model_type, modules in PEFT_LORA_TARGET_MODULES.items():
+    for model_type, modules in peft_lora_target_modules().items():
         mapping.setdefault(model_type, list(modules))
 
 
@@ -444,7 +367,7 @@ _TABLES: dict = {}
 def _source_tree(module: str) -> ast.Module:
     """A module's source, parsed, without running it (hf_lineage.models' files are found in that folder)."""
     spec = importlib.util.find_spec(module) if not module.startswith("hf_lineage.models.") else None
-    origin = spec.origin if spec else Path(__file__).parent / "models" / f"{module.rsplit('.', 1)[1]}.py"
+    origin = spec.origin if spec else Path(__file__).parent.parent / "models" / f"{module.rsplit('.', 1)[1]}.py"
     return ast.parse(Path(origin).read_text(encoding="utf-8"))
 
 
@@ -602,7 +525,7 @@ def _pipeline_module_ran(module) -> None:
 def _register_peft(constants) -> None:
     mapping = getattr(constants, "TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING", None)
     if mapping is not None:
-        for model_type, modules in PEFT_LORA_TARGET_MODULES.items():
+        for model_type, modules in peft_lora_target_modules().items():
             mapping.setdefault(model_type, list(modules))
 
 
