@@ -2,10 +2,12 @@
 transformers' ``run_mlm.py --model_name_or_path`` does (domain adaptation, ULMFiT's second stage, more steps on a
 converted bert-base).
 
-The base is a saved lineage model of the family being trained, or transformers' own BERT (for ``bert``) or OpenAI
-GPT (for ``gpt``), converted on load by ``hf_lineage.convert.from_transformers``. Its tokenizer and config are kept:
-options that would contradict them (``--tokenizer``, ``--vocab-size``, ``--config``, a ``--set`` that changes a
-weight's shape) are refused before anything is written, as is a base of another family.
+The base is a saved lineage model of the family being trained, or transformers' own model of that family (its
+record's ``transformers_base``: BERT's ``BertForPreTraining``, OpenAI GPT's ``OpenAIGPTLMHeadModel``), converted on
+load by ``hf_lineage.convert.from_transformers``. Its tokenizer and config are kept: options that would contradict
+them (``--tokenizer``, ``--vocab-size``, ``--config``, checked before anything is read by
+``pretraining.arguments.check_continuable``; a ``--set`` that changes a weight's shape) are refused before anything
+is written, as is a base of another family.
 """
 
 from __future__ import annotations
@@ -18,12 +20,9 @@ from typing import Any
 
 import torch
 
-from ..objectives import objective_class
 from ..registry import FAMILIES, family_classes, family_of_model_type, family_spec
 from .errors import PretrainError
 
-# Options that choose the tokenizer or the size, which a continued run takes from its base.
-SET_BY_THE_BASE = ("tokenizer", "vocab_size", "config")
 # Keys of a saved config.json that say where it came from, not what the model is.
 PROVENANCE_KEYS = ("architectures", "auto_map", "transformers_version", "_name_or_path", "model_type")
 
@@ -49,24 +48,6 @@ class BaseModel:
         """What the pretraining record says of the base: ``init_from`` (written by ``name``), ``converted_from`` when
         converted."""
         return {"init_from": name(self.init_from), **({"converted_from": self.converted_from} if self.converted_from else {})}
-
-
-def check_continuable(args, given) -> None:
-    """Refuse, before anything is read, what a continued run cannot do: a family only its CPU trainer makes, and
-    options that choose the tokenizer or the size, which come from the base."""
-    if not args.init_from:
-        return
-    if family_spec(args.family).not_continuable:
-        raise PretrainError(f"--init-from: {family_spec(args.family).not_continuable}")
-    if not objective_class(args.family).engine_trains:  # a family only its own trainer makes, from nothing (glove)
-        raise PretrainError(f"--init-from: {args.family} is made by its own CPU trainer alone, which starts from "
-                            "nothing; train it on the combined corpus instead")
-    if args.backend == "cpu":
-        raise PretrainError("--init-from continues on the engine; drop --backend cpu")
-    contradicting = [name for name in SET_BY_THE_BASE if name in given]
-    if contradicting:
-        flags = ", ".join("--" + name.replace("_", "-") for name in contradicting)
-        raise PretrainError(f"--init-from {args.init_from} keeps that model's tokenizer and config: drop {flags}")
 
 
 def read_config(init_from: str) -> tuple[str, dict]:
@@ -194,4 +175,4 @@ def default_sequence_length(args, base: BaseModel, given) -> None:
         args.max_seq_length = positions
 
 
-__all__ = ["BaseModel", "check_continuable", "continued_model", "load_base"]
+__all__ = ["BaseModel", "continued_model", "load_base"]

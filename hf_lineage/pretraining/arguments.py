@@ -103,6 +103,30 @@ def settle_arguments(args: PretrainArguments, objective, cpu_backend: bool) -> N
         check_precision(args)
 
 
+# Options that choose the tokenizer or the size, which a continued run (``--init-from``) takes from its base.
+SET_BY_THE_BASE = ("tokenizer", "vocab_size", "config")
+
+
+def check_continuable(args, given) -> None:
+    """Refuse, before anything is read, what a continued run cannot do: a family only its CPU trainer makes, and
+    options that choose the tokenizer or the size, which come from the base."""
+    if not args.init_from:
+        return
+    if FAMILIES[args.family].not_continuable:
+        raise PretrainError(f"--init-from: {FAMILIES[args.family].not_continuable}")
+    from ..objectives import objective_class
+
+    if not objective_class(args.family).engine_trains:  # a family only its own trainer makes, from nothing (glove)
+        raise PretrainError(f"--init-from: {args.family} is made by its own CPU trainer alone, which starts from "
+                            "nothing; train it on the combined corpus instead")
+    if args.backend == "cpu":
+        raise PretrainError("--init-from continues on the engine; drop --backend cpu")
+    contradicting = [name for name in SET_BY_THE_BASE if name in given]
+    if contradicting:
+        flags = ", ".join("--" + name.replace("_", "-") for name in contradicting)
+        raise PretrainError(f"--init-from {args.init_from} keeps that model's tokenizer and config: drop {flags}")
+
+
 def check_precision(args: PretrainArguments) -> None:
     """--mixed-precision the engine's device computes natively (``hf_lineage.machine.precision``), or one line before
     anything is built: bf16 on a CPU without it would run slower than float32 and fail in ELMo's LSTMs."""

@@ -22,10 +22,16 @@ import os
 import torch
 
 from ..engine import push_if_asked, run_engine
-from ..engine.base_model import check_continuable
 from ..objectives import get_objective
 from ..registry import FAMILIES, load_object
-from .arguments import PretrainArguments, PretrainError, given_options, option_flags, settle_arguments
+from .arguments import (
+    PretrainArguments,
+    PretrainError,
+    check_continuable,
+    given_options,
+    option_flags,
+    settle_arguments,
+)
 
 __all__ = ["BACKENDS", "PretrainArguments", "PretrainError", "pretrain", "use_cpu_backend"]
 
