@@ -11,25 +11,47 @@ from . import __version__
 from .registry import FAMILIES
 
 
+def family_facts(family: str) -> str:
+    """What a family's record says beyond its classes, in one line of ``hf-lineage families``: its paper's size, how
+    it is scored with no task head, its published release, what ``--init-from`` continues, LoRA's default targets and
+    whether the lineage runs it by default."""
+    spec = FAMILIES[family]
+    base = spec.transformers_base
+    scoring = spec.head_free_scoring or "no"
+    if spec.word_vectors and spec.head_free_scoring:  # minimal_pairs.model_specs.kind_of_config
+        scoring += " (a folder of its vectors alone: no)"
+    facts = [f"paper size {spec.paper_size}", f"scored head-free: {scoring}",
+             "release: " + (", ".join(spec.published.sources) if spec.published
+                            else "convert reads it" if spec.release_converter else "none"),
+             "--init-from: " + ("not continuable" if spec.not_continuable
+                                else f"lineage or transformers' {base.class_name}" if base else "lineage")]
+    if spec.lora_targets:
+        facts.append(f"LoRA: {', '.join(spec.lora_targets)}")
+    if spec.lineage is not None:
+        facts.append("lineage: " + ("default run" if spec.lineage.in_default_run else "when named"))
+    return "; ".join(facts)
+
+
 def families_table(width: int = 100) -> str:
-    """The families as a table: columns as wide as their longest entry, each family's classes wrapped under it."""
+    """The families as a table: columns as wide as their longest entry, each family's classes and record facts
+    (``family_facts``) wrapped under it."""
     import textwrap
 
     from .registry import family_summary  # read from the families' sources: no class imported (torch)
 
-    rows, classes = [("family", "model_type", "named sizes")], []
+    rows, details = [("family", "model_type", "named sizes")], []
     for family in FAMILIES:
         summary = family_summary(family)
         rows.append((family, summary["model_type"], ", ".join(summary["named_sizes"])))
-        classes.append(", ".join(summary["classes"]))
+        details.append((f"classes: {', '.join(summary['classes'])}", family_facts(family)))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     indent = " " * (widths[0] + 2)
     lines = []
     for i, (family, model_type, sizes) in enumerate(rows):
         lines.append(f"{family:{widths[0]}}  {model_type:{widths[1]}}  {sizes}".rstrip())
-        if i:
-            lines += textwrap.wrap(f"classes: {classes[i - 1]}", width, initial_indent=indent,
-                                   subsequent_indent=indent + "  ", break_on_hyphens=False)
+        for text in details[i - 1] if i else ():
+            lines += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                   break_on_hyphens=False)
     return "\n".join(lines)
 
 

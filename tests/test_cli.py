@@ -51,6 +51,29 @@ def test_families_table_is_aligned_and_wrapped(capsys):
     assert cli.main(["families"]) == 0 and "lineage-elmo" in capsys.readouterr().out
 
 
+def test_the_families_table_says_what_each_record_says():
+    """Under its classes, each family's line of record facts: its paper's size, head-free scoring, release,
+    ``--init-from`` and LoRA targets, as its ``Family`` record says them."""
+    from hf_lineage.registry import FAMILIES as RECORDS
+
+    table = cli.families_table(width=400)
+    blocks = {line.split()[0]: [] for line in table.splitlines()[1:] if not line.startswith(" ")}
+    family = None
+    for line in table.splitlines()[1:]:
+        family = line.split()[0] if not line.startswith(" ") else family
+        blocks[family].append(line.strip())
+    for name, spec in RECORDS.items():
+        facts = blocks[name][-1]
+        assert facts.startswith(f"paper size {spec.paper_size}; scored head-free: "), (name, facts)
+        assert ("not continuable" in facts) == bool(spec.not_continuable), (name, facts)
+    assert "release: google-bert/bert-base-uncased" in blocks["bert"][-1]
+    assert "--init-from: lineage or transformers' BertForPreTraining; LoRA: query, value" in blocks["bert"][-1]
+    assert "scored head-free: masked" in blocks["bert"][-1] and "scored head-free: elmo" in blocks["elmo"][-1]
+    assert "release: none; --init-from: lineage; lineage: default run" in blocks["nnlm"][-1]
+    assert "scored head-free: causal (a folder of its vectors alone: no)" in blocks["word2vec"][-1]
+    assert [name for name in RECORDS if "not continuable" in blocks[name][-1]] == ["svd", "word2vec", "glove"]
+
+
 def test_the_families_table_reads_from_the_sources_what_the_classes_say():
     """``hf-lineage families`` reads each family's model type, size names and Auto classes from its files' sources,
     importing no class (torch): they must say what the classes do."""

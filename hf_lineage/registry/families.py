@@ -259,6 +259,8 @@ FAMILIES = {
         published=PublishedRelease(("stanfordnlp/glove/glove.6B.zip#glove.6B.300d.txt",), "glove.6B.300d",
                                    "400 k words × 300, the first 200,000 kept",
                                    "6 B tokens of Wikipedia 2014 + Gigaword 5", "pddl", max_vocab=200_000),
+        not_continuable="glove is made by its own CPU trainer alone, which starts from nothing (its counts, then "
+        "AdaGrad's state over them); train it on the combined corpus instead",
         # Not in the default run, as svd: the count-based rival of word2vec, run when named (``--families ... glove``).
         lineage=LineageFamily(
             "GloVe", "tab:pink", "weighted least squares on log co-occurrence counts (AdaGrad)", "frozen", "frozen",
