@@ -191,9 +191,10 @@ def engine_case(device, args, toy):
     """The engine end to end against the bare step of the same model on batches from the engine's own loader."""
     import tempfile
 
-    from hf_lineage.pretraining.dispatch import PretrainArguments, pretrain
     from hf_lineage.engine.loaders import build_loaders
     from hf_lineage.objectives import get_objective
+    from hf_lineage.pretraining.arguments import resolve_defaults
+    from hf_lineage.pretraining.dispatch import PretrainArguments, pretrain
 
     out = tempfile.mkdtemp(prefix="engine_bench_")
     config, batch_size = ("tiny", 8) if toy else ("base", 64)
@@ -219,6 +220,7 @@ def engine_case(device, args, toy):
     bare_args = PretrainArguments(family="bert", output_dir=out, config=config, train_file=[args.corpus],
                                   per_device_batch_size=batch_size, max_seq_length=128, dataloader_num_workers=0)
     objective = get_objective("bert", bare_args)
+    resolve_defaults(bare_args, objective)  # the family's defaults the engine's run had (BERT's mask split, ...)
     from hf_lineage.data.examples import load_text
 
     examples = objective.prepare(load_text(bare_args, bare_args.train_file, "train"), tokenizer, "train")
