@@ -63,12 +63,12 @@ class _Footnotes:
         return [f"{label}: {text}" for text, label in self.texts.items() if int(label[2:-1]) > start]
 
 
-
 def _reads_pair_as_one_sequence(family: str) -> bool:
     """Its paper reads a sentence pair as one sequence (``Family.pair_as_one_sequence``: GPT, BERT, BERT's
     ablations), which a siamese run does not."""
     spec = FAMILIES.get(library_family(family))
     return spec is not None and spec.pair_as_one_sequence
+
 
 def _one_line(text):
     return " ".join(str(text).split())

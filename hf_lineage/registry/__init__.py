@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from .families import FAMILIES, Family, LineageFamily, PublishedRelease, TransformersBase
+from .families import FAMILIES, Family
 
 
 def family_spec(family: str) -> Family:
